@@ -1,0 +1,48 @@
+/**
+ * Errors the CLI shows to people. A UserError is expected (bad input, rejected document, ...) and is printed
+ * as one line; anything else is an internal error, printed as one line too (details only with --debug).
+ */
+
+/** Exit codes, listed by `fecr help exit-codes`. */
+export const EXIT = {
+  ok: 0,
+  error: 1,
+  usage: 2,
+  rejected: 3,
+  auth: 4,
+  pending: 8,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export const EXIT_CODE_HELP = `Exit codes:
+  0  ok
+  1  error (invalid input, failed check, internal error)
+  2  usage (unknown command or flag, missing argument)
+  3  rejected by Hacienda
+  4  authentication (bad credentials, expired session)
+  8  still pending (a wait timed out before Hacienda decided)`;
+
+export class UserError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = EXIT.error,
+  ) {
+    super(message);
+    this.name = 'UserError';
+  }
+}
+
+export class UsageError extends UserError {
+  constructor(message: string) {
+    super(message, EXIT.usage);
+    this.name = 'UsageError';
+  }
+}
+
+/** Signals that the command already printed what it had to say and only the exit code remains. */
+export class SilentExit extends Error {
+  constructor(readonly exitCode: ExitCode) {
+    super(`exit ${exitCode}`);
+    this.name = 'SilentExit';
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * The fecr command tree. Command modules are thin and light to import; each loads its heavy
+ * dependencies inside its action, so `fecr --help` and `fecr --version` stay fast.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { defineCertsCommands } from '../commands/certs/index.js';
+import { defineDocumentCommands } from '../commands/document/index.js';
+import type { Ctx } from './context.js';
+import { EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
+import { processIO, writeLine, type IO } from './io.js';
+
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+export interface MainOptions {
+  io?: IO;
+  now?: () => Date;
+  randomBytes?: (n: number) => Uint8Array;
+}
+
+/** Runs the CLI and returns the exit code (never calls process.exit). */
+export async function main(argv: string[], opts: MainOptions = {}): Promise<number> {
+  const io = opts.io ?? processIO();
+  const ctx: Ctx = {
+    io,
+    debug: argv.includes('--debug'),
+    now: opts.now ?? (() => new Date()),
+    randomBytes: opts.randomBytes ?? ((n) => randomBytes(n)),
+  };
+  const program = buildProgram(ctx);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return EXIT.ok;
+  } catch (e) {
+    return report(ctx, e);
+  }
+}
+
+export function buildProgram(ctx: Ctx): Command {
+  const program = new Command('fecr');
+  program
+    .description('Costa Rica electronic invoicing (comprobantes electrónicos v4.4)')
+    .version(version(), '-V, --version')
+    .option('--debug', 'show internal details of failures')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => ctx.io.stdout.write(s),
+      writeErr: (s) => ctx.io.stderr.write(s),
+      outputError: (s, write) => write(s.replace(/^error: /, 'usage: ')),
+    })
+    .exitOverride();
+  program.addHelpText('after', '\nRun "fecr help exit-codes" for the exit codes.');
+  defineDocumentCommands(program, ctx);
+  defineCertsCommands(program, ctx);
+  program.helpCommand(false);
+  program
+    .command('help [command...]')
+    .description('show help for a command, or "exit-codes"')
+    .action((words: string[] = []) => {
+      if (words[0] === 'exit-codes') return writeLine(ctx.io.stdout, EXIT_CODE_HELP);
+      let target: Command = program;
+      for (const w of words) {
+        const next = target.commands.find((c) => c.name() === w || c.aliases().includes(w));
+        if (!next) throw new UsageError(`unknown command "${words.join(' ')}"`);
+        target = next;
+      }
+      target.outputHelp();
+    });
+  for (const cmd of [program, ...allCommands(program)]) cmd.exitOverride().configureOutput(program.configureOutput());
+  return program;
+}
+
+function allCommands(cmd: Command): Command[] {
+  return cmd.commands.flatMap((c) => [c, ...allCommands(c)]);
+}
+
+function report(ctx: Ctx, e: unknown): number {
+  if (e instanceof SilentExit) return e.exitCode;
+  if (e instanceof CommanderError) {
+    if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
+    return EXIT.usage; // commander already printed the message
+  }
+  if (e instanceof UserError) {
+    writeLine(ctx.io.stderr, `error: ${e.message}`);
+    if (ctx.debug && e.cause) writeLine(ctx.io.stderr, String((e.cause as Error).stack ?? e.cause));
+    return e.exitCode;
+  }
+  const err = e as Error;
+  writeLine(ctx.io.stderr, `error: internal error: ${err?.message ?? String(e)}${ctx.debug ? '' : ' (run with --debug for details)'}`);
+  if (ctx.debug) writeLine(ctx.io.stderr, String(err?.stack ?? e));
+  return EXIT.error;
+}

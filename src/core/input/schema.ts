@@ -1,0 +1,262 @@
+/**
+ * zod schemas of the inputs: the spec's "Electronic document" body (with fecr's documented
+ * extensions) and the Issuer record (the spec's registration shape). Types follow the spec:
+ * money is a decimal string where the spec says string; numbers (or numeric strings) where it says number.
+ * Field-level format rules live here; cross-field rules live in ../document.ts.
+ */
+import { z } from 'zod';
+
+const DECIMAL = /^\d{1,13}(\.\d{1,5})?$/;
+
+/** A non-negative decimal amount in a string: up to 13 integer digits and 5 decimals. */
+export const MoneyString = z
+  .string()
+  .trim()
+  .regex(DECIMAL, 'must be a non-negative decimal in a string with at most 5 decimals, e.g. "1000.00"');
+
+/** Where the spec says number: a JSON number or a numeric string, non-negative. */
+export const NumberLike = z.union([
+  z.number().finite().nonnegative('must not be negative'),
+  z.string().trim().regex(DECIMAL, 'must be a non-negative number'),
+]);
+
+const Integer = (min: number, max: number) =>
+  z.union([
+    z.number().int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`),
+    z
+      .string()
+      .trim()
+      .regex(/^\d{1,10}$/, 'must be an integer')
+      .transform(Number)
+      .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`)),
+  ]);
+
+/** A code of two digits; a one-digit value is accepted and padded ("1" → "01"). */
+const Code2 = z
+  .union([z.string().trim(), z.number().int().nonnegative()])
+  .transform((v) => String(v).padStart(2, '0'))
+  .pipe(z.string().regex(/^\d{2}$/, 'must be a two-digit code'));
+
+const text = (min: number, max: number) =>
+  z.string().trim().min(min, `must have at least ${min} characters`).max(max, `must have at most ${max} characters`);
+
+const Email = z
+  .string()
+  .trim()
+  .max(160, 'must have at most 160 characters')
+  .regex(/^\w+([-+.']\w+)*@\w+([-.]\w+)*\.\w+([-.]\w+)*$/, 'must be an e-mail address');
+
+/** ISO 8601 date-time, with or without offset; checked for calendar validity in document.ts. */
+const DateTimeText = z.string().trim().min(10, 'must be an ISO 8601 date-time');
+
+export const IdentificacionInput = z.object({
+  tipo: Code2,
+  numero: z.string().trim().min(1, 'is required').max(20, 'must have at most 20 characters'),
+});
+
+export const UbicacionInput = z.object({
+  provincia: z.string().trim().regex(/^[1-7]$/, 'must be a province code 1 to 7'),
+  canton: z.string().trim().regex(/^\d{2}$/, 'must be a two-digit canton code'),
+  distrito: z.string().trim().regex(/^\d{2}$/, 'must be a two-digit district code'),
+  barrio: z.string().trim().max(50, 'must have at most 50 characters').optional(),
+  direccion: text(5, 250),
+});
+
+export const ReceptorInput = z.object({
+  nombre: text(3, 100),
+  telefono: z.string().trim().optional(),
+  identificacion: IdentificacionInput,
+  correoElectronico: Email.optional(),
+  // fecr extensions
+  nombreComercial: text(3, 80).optional(),
+  ubicacion: UbicacionInput.optional(),
+  otrasSenasExtranjero: text(5, 300).optional(),
+});
+
+export const ExoneracionInput = z.object({
+  tipoDocumento: Code2,
+  numeroDocumento: text(3, 40),
+  nombreInstitucion: Code2,
+  fechaEmision: DateTimeText,
+  porcentajeExoneracion: NumberLike,
+  nombreInstitucionOtros: text(5, 160).optional(),
+  articulo: z.union([z.string().trim().regex(/^\d{1,6}$/, 'must be up to 6 digits'), z.number().int().nonnegative()]).optional(),
+  inciso: z.union([z.string().trim().regex(/^\d{1,6}$/, 'must be up to 6 digits'), z.number().int().nonnegative()]).optional(),
+  // fecr extension: text for tipoDocumento 99
+  tipoDocumentoOtro: text(5, 100).optional(),
+});
+
+export const ImpuestoInput = z.object({
+  codigo: Code2,
+  /** Required for codigo 01 and 07 (checked in document.ts). */
+  codigoTarifa: Code2.optional(),
+  tarifa: z.string().trim().regex(/^\d{1,2}(\.\d{1,2})?$/, 'must be a percentage in a string, e.g. "13"'),
+  monto: MoneyString,
+  exoneracion: ExoneracionInput.optional(),
+  // fecr extensions
+  codigoImpuestoOtro: text(5, 100).optional(),
+  factorCalculoIVA: z.string().trim().regex(/^0(\.\d{1,4})?$|^1(\.0{1,4})?$/, 'must be a factor between 0 and 1 with up to 4 decimals').optional(),
+});
+
+export const LineaInput = z.object({
+  numeroLinea: Integer(1, 1000),
+  codigo: z.string().trim().regex(/^\d{13}$/, 'must be a 13-digit CABYS code'),
+  detalle: text(3, 200),
+  cantidad: z
+    .union([z.number().finite(), z.string().trim().regex(/^-?\d+(\.\d+)?$/, 'must be a number')])
+    .transform(String)
+    .pipe(
+      z
+        .string()
+        .refine((v) => !v.startsWith('-') && !/^0+(\.0+)?$/.test(v), 'must be greater than 0')
+        .refine((v) => /^\d{1,13}(\.\d{1,3})?$/.test(v), 'must have at most 13 integer digits and 3 decimals'),
+    ),
+  unidadMedida: z.string().trim().min(1, 'is required'),
+  unidadMedidaComercial: z.string().trim().max(20, 'must have at most 20 characters').optional(),
+  precioUnitario: MoneyString,
+  subTotal: MoneyString,
+  descuento: MoneyString.optional(),
+  montoTotal: MoneyString,
+  impuestoNeto: NumberLike,
+  montoTotalLinea: NumberLike,
+  codigoComercial: z
+    .array(z.object({ tipo: Code2, codigo: text(1, 20) }))
+    .max(5, 'must have at most 5 entries')
+    .optional(),
+  impuesto: z.array(ImpuestoInput).min(1, 'must have at least one tax entry (exempt lines use codigoTarifa "10")').max(1000),
+  // fecr extensions
+  codigoDescuento: Code2.optional(),
+  naturalezaDescuento: text(3, 80).optional(),
+  tipoTransaccion: Code2.optional(),
+  ivaCobradoFabrica: Code2.optional(),
+});
+
+export const OtroCargoInput = z.object({
+  tipoDocumento: Code2,
+  detalle: text(1, 160),
+  montoCargo: MoneyString,
+  porcentaje: z.string().trim().regex(/^\d{1,4}(\.\d{1,5})?$/, 'must be a percentage in a string, e.g. "10"').optional(),
+  nombreTercero: text(5, 100).optional(),
+  // fecr extensions
+  tipoDocumentoOtros: text(5, 100).optional(),
+  identificacionTercero: IdentificacionInput.optional(),
+});
+
+export const MedioPagoInput = z.object({
+  tipoMedioPago: Code2,
+  totalMedioPago: MoneyString.optional(),
+  medioPagoOtros: text(3, 100).optional(),
+});
+
+/** Totals a client may send in resumenFactura; each one present is checked against ours. */
+export const RESUMEN_TOTAL_FIELDS = [
+  'totalServGravados',
+  'totalServExentos',
+  'totalServExonerado',
+  'totalServNoSujeto',
+  'totalMercanciasGravadas',
+  'totalMercanciasExentas',
+  'totalMercExonerada',
+  'totalMercNoSujeta',
+  'totalGravado',
+  'totalExento',
+  'totalExonerado',
+  'totalNoSujeto',
+  'totalVenta',
+  'totalDescuentos',
+  'totalVentaNeta',
+  'totalImpuesto',
+  'totalImpAsumEmisorFabrica',
+  'totalIVADevuelto',
+  'totalOtrosCargos',
+  'totalComprobante',
+] as const;
+export type ResumenTotalField = (typeof RESUMEN_TOTAL_FIELDS)[number];
+
+const resumenTotals = Object.fromEntries(RESUMEN_TOTAL_FIELDS.map((f) => [f, NumberLike.optional()])) as Record<
+  ResumenTotalField,
+  z.ZodOptional<typeof NumberLike>
+>;
+
+export const ResumenInput = z.object({
+  codigoTipoMoneda: z.object({
+    codigoMoneda: z.string().trim().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code, e.g. "CRC"'),
+    tipoCambio: z
+      .union([z.string().trim(), z.number().finite()])
+      .transform(String)
+      .pipe(z.string().regex(DECIMAL, 'must be a positive decimal, e.g. "512.34"'))
+      .optional(),
+  }),
+  mediosPago: z.array(MedioPagoInput).max(4, 'must have at most 4 entries').optional(),
+  ...resumenTotals,
+});
+
+export const ReferenciaInput = z.object({
+  tipoDocIR: Code2,
+  numero: z.string().trim().max(50, 'must have at most 50 characters').optional(),
+  fechaEmision: DateTimeText,
+  codigo: Code2.optional(),
+  razon: text(3, 180).optional(),
+  tipoDocRefOtro: text(5, 100).optional(),
+  codigoReferenciaOtro: text(5, 100).optional(),
+});
+
+export const DocumentBody = z.object({
+  emisor: z.union([z.string().trim().min(1, 'is required'), z.number().int().positive()]).transform(String),
+  numeroReferencia: Integer(1, 9_999_999_999),
+  codigoActividad: z
+    .union([z.string().trim(), z.number().int().nonnegative()])
+    .transform((v) => (typeof v === 'number' ? String(v).padStart(6, '0') : v))
+    .pipe(z.string().length(6, 'must be the 6-character economic activity code, e.g. "620100"')),
+  tipoDoc: z.union([z.string().trim(), z.number().int()]).transform(String),
+  folioType: z.literal('INVOICE', { error: 'must be "INVOICE"' }),
+  fechaEmision: DateTimeText,
+  receptor: z.union([z.literal(''), ReceptorInput], { error: 'must be a receiver object, or "" for a ticket without receiver' }),
+  detalleServicio: z.array(LineaInput).min(1, 'must have at least one line').max(1000, 'must have at most 1000 lines'),
+  otrosCargos: z.array(OtroCargoInput).max(15, 'must have at most 15 entries').optional(),
+  resumenFactura: ResumenInput,
+  // fecr extensions (documented in the README)
+  sucursal: Integer(1, 999).optional(),
+  terminal: Integer(1, 99_999).optional(),
+  situacion: z.enum(['1', '2', '3'], { error: 'must be "1" (normal), "2" (contingencia) or "3" (sin internet)' }).optional(),
+  condicionVenta: Code2.optional(),
+  condicionVentaOtros: text(5, 100).optional(),
+  plazoCredito: Integer(0, 99_999).optional(),
+  proveedorSistemas: text(1, 20).optional(),
+  codigoActividadReceptor: z.string().trim().length(6, 'must be a 6-character activity code').optional(),
+  informacionReferencia: z.array(ReferenciaInput).max(10, 'must have at most 10 entries').optional(),
+});
+export type DocumentBody = z.infer<typeof DocumentBody>;
+export type LineaInput = z.infer<typeof LineaInput>;
+export type ImpuestoInput = z.infer<typeof ImpuestoInput>;
+
+/** The issuer record, in the spec's registration shape (plus optional `nombre`, `proveedorSistemas`). */
+export const IssuerRecord = z.object({
+  identificacion: z
+    .union([z.number().int().positive(), z.string().trim().regex(/^[A-Za-z0-9]{9,12}$/, 'must be 9 to 12 digits')])
+    .transform(String),
+  tipoIdentificacion: z
+    .union([z.number().int(), z.string().trim()])
+    .transform((v) => String(v).padStart(2, '0'))
+    .pipe(z.enum(['01', '02', '03', '04'], { error: 'must be 1 (física), 2 (jurídica), 3 (DIMEX) or 4 (NITE)' })),
+  codigoActividad: z
+    .union([z.number().int().nonnegative(), z.string().trim()])
+    .transform((v) => (typeof v === 'number' ? String(v).padStart(6, '0') : v))
+    .pipe(z.string().length(6, 'must be the 6-character economic activity code')),
+  sucursal: Integer(1, 999),
+  nombreComercial: text(3, 80),
+  telefono: z.string().trim().min(8, 'must be a phone number'),
+  correoElectronico: Email,
+  ubicacion: UbicacionInput,
+  ambiente: z.union([z.literal(1), z.literal(2), z.literal('1'), z.literal('2')], {
+    error: 'must be 1 (production) or 2 (testing/sandbox)',
+  }).transform(Number),
+  usuarioHacienda: z.string().trim().min(1, 'is required'),
+  claveHacienda: z.string().min(1, 'is required'),
+  pinCertificado: z.string().min(1, 'is required'),
+  certificadoHacienda: z.string().trim().min(1, 'is required'),
+  // fecr extensions
+  nombre: text(5, 100).optional(),
+  proveedorSistemas: text(1, 20).optional(),
+});
+export type IssuerRecord = z.infer<typeof IssuerRecord>;
