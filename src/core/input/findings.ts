@@ -29,29 +29,32 @@ export function findingsFromZod(error: z.ZodError): Finding[] {
 type Issue = z.core.$ZodIssue;
 
 function flattenUnion(issue: Issue): Issue[] {
-  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-    // Prefer the branch that got furthest (the deepest path), else the first branch.
-    let best: Issue[] | undefined;
-    let bestDepth = -1;
-    for (const branch of issue.errors) {
-      const depth = Math.max(...branch.map((i) => i.path.length));
-      const isTypeOnly = branch.every((i) => i.code === 'invalid_type');
-      const score = depth * 2 + (isTypeOnly ? 0 : 1);
-      if (score > bestDepth) {
-        bestDepth = score;
-        best = branch;
-      }
-    }
-    if (best && !best.every((i) => i.code === 'invalid_type')) {
-      return best.map((i) => ({ ...i, path: [...issue.path, ...i.path] }));
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [issue];
+  // The branch whose type matched got inside the value: its issues have deeper paths. Use it.
+  let best: Issue[] | undefined;
+  let bestDepth = 0;
+  for (const branch of issue.errors) {
+    const depth = Math.max(0, ...branch.map((i) => i.path.length));
+    if (depth > bestDepth) {
+      bestDepth = depth;
+      best = branch;
     }
   }
+  // Else a branch of the right type that failed a refinement (format, range) says the most.
+  best ??= issue.errors.find((b) => b.length > 0 && b.every((i) => i.code !== 'invalid_type' && i.code !== 'invalid_value'));
+  if (best) return best.flatMap((i) => flattenUnion({ ...i, path: [...issue.path, ...i.path] } as Issue));
+  const leaves = issue.errors.flat();
+  if (leaves.length > 0 && leaves.every((i) => /received undefined/.test(i.message))) return [{ ...issue, message: 'is required' } as Issue];
+  // A branch with a message of our own (e.g. "must be an integer") explains the failure best.
+  const own = leaves.find((i) => !i.message.startsWith('Invalid input'));
+  if (own && !issue.message.startsWith('must')) return [{ ...own, path: issue.path } as Issue];
   return [issue];
 }
 
 function messageOf(issue: Issue): string {
   if (issue.code === 'invalid_type') {
     if (/received undefined/.test(issue.message)) return 'is required';
+    if (!issue.message.startsWith('Invalid input')) return issue.message;
     return `must be ${article(issue.expected)}`;
   }
   if (issue.code === 'invalid_union') {

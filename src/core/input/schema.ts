@@ -10,7 +10,7 @@ const DECIMAL = /^\d{1,13}(\.\d{1,5})?$/;
 
 /** A non-negative decimal amount in a string: up to 13 integer digits and 5 decimals. */
 export const MoneyString = z
-  .string()
+  .string({ error: (iss) => (iss.input === undefined ? 'is required' : 'must be a decimal amount in a string, e.g. "1000.00"') })
   .trim()
   .regex(DECIMAL, 'must be a non-negative decimal in a string with at most 5 decimals, e.g. "1000.00"');
 

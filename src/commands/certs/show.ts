@@ -1,0 +1,33 @@
+import type { Ctx } from '../../cli/context.js';
+import { UsageError, UserError } from '../../cli/errors.js';
+import { readAll, readInput, writeLine } from '../../cli/io.js';
+import { printJson } from '../../cli/output.js';
+
+export async function run(ctx: Ctx, file: string, opts: { pinStdin?: boolean; json?: boolean }): Promise<void> {
+  if (!opts.pinStdin) throw new UsageError('pass the PIN on stdin with --pin-stdin (it is never taken as an argument)');
+  if (file === '-') throw new UsageError('the .p12 must be a file when the PIN comes from stdin');
+  const pin = (await readAll(ctx.io.stdin)).toString('utf8').split(/\r?\n/)[0] ?? '';
+  const p12 = await readInput(ctx.io, file);
+  const { describeP12, SigningError } = await import('../../core/sign/p12.js');
+  let d;
+  try {
+    d = describeP12(p12, pin, ctx.now());
+  } catch (e) {
+    if (e instanceof SigningError) throw new UserError(`${file}: ${e.message}`);
+    throw e;
+  }
+  const c = d.certificate;
+  const out = {
+    subject: c.subject,
+    issuer: c.issuer,
+    serialNumber: c.serialNumber,
+    notBefore: c.notBefore.toISOString(),
+    notAfter: c.notAfter.toISOString(),
+    validity: d.validity,
+    identificacion: c.identificacion ?? null,
+    sha256: c.sha256Fingerprint,
+    hasPrivateKey: d.hasPrivateKey,
+  };
+  if (opts.json) return printJson(ctx, out);
+  for (const [k, v] of Object.entries(out)) writeLine(ctx.io.stdout, `${k}\t${v}`);
+}

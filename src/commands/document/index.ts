@@ -1,0 +1,33 @@
+/** Offline document commands: validate, xml, verify. */
+import type { Command } from 'commander';
+import type { Ctx } from '../../cli/context.js';
+
+export function defineDocumentCommands(program: Command, ctx: Ctx): void {
+  program
+    .command('validate')
+    .description('check a document body (JSON, or - for stdin): schema, rules, totals and the v4.4 XSD')
+    .argument('<body>', 'document body JSON file, or - for stdin')
+    .option('--issuer <file>', 'issuer record JSON (spec registration shape); without it, issuer checks are skipped')
+    .option('--json', 'print the result as JSON')
+    .option('--no-xsd', 'skip the XSD check of the generated XML')
+    .action(async (body: string, opts: { issuer?: string; json?: boolean; xsd: boolean }) =>
+      (await import('./validate.js')).run(ctx, body, opts),
+    );
+  program
+    .command('xml')
+    .description('build and sign the v4.4 XML of a document body; the clave goes to stderr')
+    .argument('<body>', 'document body JSON file, or - for stdin')
+    .requiredOption('--issuer <file>', 'issuer record JSON with certificadoHacienda (base64 .p12) and pinCertificado')
+    .option('--out <file>', 'write the signed XML here instead of stdout')
+    .option('--json', 'print {"clave","numeroConsecutivo","file"} on stdout')
+    .action(async (body: string, opts: { issuer: string; out?: string; json?: boolean }) =>
+      (await import('./xml.js')).run(ctx, body, opts),
+    );
+  program
+    .command('verify')
+    .description('verify a signed comprobante: signature, digests, certificate, v4.4 policy and XSD')
+    .argument('<file>', 'signed XML file, or - for stdin')
+    .option('--json', 'print the report as JSON')
+    .option('--no-xsd', 'skip the XSD check')
+    .action(async (file: string, opts: { json?: boolean; xsd: boolean }) => (await import('./verify.js')).run(ctx, file, opts));
+}
