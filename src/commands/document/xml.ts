@@ -1,0 +1,44 @@
+import { writeFile } from 'node:fs/promises';
+import type { Ctx } from '../../cli/context.js';
+import { SilentExit, UserError } from '../../cli/errors.js';
+import { readJson, resolvePath, writeLine } from '../../cli/io.js';
+import { printJson } from '../../cli/output.js';
+import { readIssuer } from './issuer-input.js';
+
+export async function run(ctx: Ctx, file: string, opts: { issuer: string; out?: string; json?: boolean }): Promise<void> {
+  const body = await readJson(ctx.io, file);
+  const issuer = await readIssuer(ctx, opts.issuer);
+  const { loadP12, SigningError } = await import('../../core/sign/p12.js');
+  const now = ctx.now();
+  let creds;
+  try {
+    creds = loadP12(Buffer.from(issuer.certificadoHacienda, 'base64'), issuer.pinCertificado, now);
+  } catch (e) {
+    if (e instanceof SigningError) throw new UserError(`${opts.issuer}: certificadoHacienda: ${e.message}`);
+    throw e;
+  }
+  const { issueComprobante } = await import('../../core/comprobante.js');
+  const { securityCodeFrom } = await import('../../core/clave.js');
+  const result = issueComprobante(body, issuer, creds, {
+    securityCode: securityCodeFrom(ctx.randomBytes),
+    signingTime: now,
+    newId: () => Buffer.from(ctx.randomBytes(16)).toString('hex'),
+  });
+  if (!result.ok) {
+    for (const f of result.findings) writeLine(ctx.io.stderr, `${f.path}: ${f.message}`);
+    writeLine(ctx.io.stderr, `error: invalid document: ${result.findings.length} finding${result.findings.length === 1 ? '' : 's'}`);
+    throw new SilentExit(1);
+  }
+  const { doc, xml } = result;
+  if (opts.out) {
+    try {
+      await writeFile(resolvePath(ctx.io, opts.out), xml);
+    } catch (e) {
+      throw new UserError(`${opts.out}: cannot write (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  } else if (!opts.json) {
+    ctx.io.stdout.write(xml + '\n');
+  }
+  if (opts.json) printJson(ctx, { clave: doc.clave, numeroConsecutivo: doc.numeroConsecutivo, file: opts.out ?? null });
+  else writeLine(ctx.io.stderr, doc.clave);
+}

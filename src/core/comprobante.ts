@@ -1,0 +1,31 @@
+/**
+ * The fiscal pipeline in one call: body → model → totals → v4.4 XML → XAdES-EPES signature.
+ * Pure: the security code, the signing time and the signature ids are passed in.
+ */
+import { parseDocument } from './document.js';
+import type { IssuerRecord } from './input/schema.js';
+import type { Comprobante, Finding } from './model.js';
+import type { SigningCredentials } from './sign/p12.js';
+import { signCanonical } from './sign/xades.js';
+import type { Totals } from './totals.js';
+import { buildComprobanteXml } from './xml/build.js';
+
+export interface IssueOptions {
+  /** 8 random digits (clave positions 43-50). */
+  securityCode: string;
+  signingTime: Date;
+  /** Unique part of the signature's Id attributes (e.g. random hex). */
+  newId: () => string;
+}
+
+export type IssueResult =
+  | { ok: true; doc: Comprobante; totals: Totals; xml: string }
+  | { ok: false; findings: Finding[] };
+
+export function issueComprobante(body: unknown, issuer: IssuerRecord, creds: SigningCredentials, opts: IssueOptions): IssueResult {
+  const parsed = parseDocument(body, issuer, { securityCode: opts.securityCode });
+  if (!parsed.ok) return { ok: false, findings: parsed.findings };
+  const unsigned = buildComprobanteXml(parsed.doc, parsed.totals);
+  const xml = signCanonical(unsigned, creds, { signingTime: opts.signingTime, newId: opts.newId });
+  return { ok: true, doc: parsed.doc, totals: parsed.totals, xml };
+}
