@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { defineCertsCommands } from '../commands/certs/index.js';
+import { defineDemoCommand } from '../commands/demo/index.js';
 import { defineDocumentCommands } from '../commands/document/index.js';
 import type { Ctx } from './context.js';
 import { EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
@@ -56,6 +57,7 @@ export function buildProgram(ctx: Ctx): Command {
   program.addHelpText('after', '\nRun "fecr help exit-codes" for the exit codes.');
   defineDocumentCommands(program, ctx);
   defineCertsCommands(program, ctx);
+  defineDemoCommand(program, ctx);
   program.helpCommand(false);
   program
     .command('help [command...]')
