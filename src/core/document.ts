@@ -43,10 +43,7 @@ import type {
 } from './model.js';
 import { TIPO_COMPROBANTE } from './model.js';
 import { dec, Decimal, ZERO } from './money.js';
-import { computeTotals, type Totals } from './totals.js';
-
-/** Differences strictly above this are findings (colones or the document's currency). */
-export const FIGURE_TOLERANCE = new Decimal('0.01');
+import { compareFigures, computeTotals, type Totals } from './totals.js';
 
 export interface ParseOptions {
   /** 8 random digits for the clave; callers that send documents must pass a fresh one. */
@@ -242,6 +239,8 @@ function checkLine(line: LineaInput, i: number, kind: DocumentKind | undefined, 
 
 function checkTax(tax: ImpuestoInput, p: string, kind: DocumentKind | undefined, add: Add): void {
   if (!CODIGOS_IMPUESTO[tax.codigo]) add(`${p}.codigo`, 'is not a known código de impuesto (Nota 8; "01" is IVA)');
+  if (['03', '04', '05', '06'].includes(tax.codigo))
+    add(`${p}.codigo`, `tax codigo ${tax.codigo} needs DatosImpuestoEspecifico (specific taxes per unit), which fecr does not support yet`);
   if (tax.codigo === '99' && !tax.codigoImpuestoOtro) add(`${p}.codigoImpuestoOtro`, 'is required when codigo is "99"');
   const ncnd = kind === 'NC';
   if (tax.codigo === '01' || tax.codigo === '07') {
@@ -278,8 +277,8 @@ function checkTax(tax: ImpuestoInput, p: string, kind: DocumentKind | undefined,
 function checkFigures(b: DocumentBody, totals: Totals, add: Add): void {
   const cmp = (path: string, sent: string | number | undefined, ours: Decimal, what: string) => {
     if (sent === undefined) return;
-    const s = dec(sent);
-    if (s.minus(ours).abs().gt(FIGURE_TOLERANCE)) add(path, `is ${s.toFixed()} but ${what} is ${ours.toFixed(5)}`);
+    const f = compareFigures(path, ours, sent);
+    if (f) add(path, `is ${dec(sent).toFixed()} but ${what} is ${ours.toFixed(5)}`);
   };
   b.detalleServicio.forEach((line, i) => {
     const t = totals.lineas[i]!;
@@ -287,7 +286,7 @@ function checkFigures(b: DocumentBody, totals: Totals, add: Add): void {
     cmp(`${p}.subTotal`, line.subTotal, t.montoTotal, 'cantidad × precioUnitario');
     cmp(`${p}.descuento`, line.descuento, t.totalDescuentos, 'the discount');
     cmp(`${p}.montoTotal`, line.montoTotal, t.subTotal, 'subTotal − descuento');
-    line.impuesto.forEach((tax, j) => cmp(`${p}.impuesto[${j}].monto`, tax.monto, t.impuestos[j]!.monto, 'the tax computed from the ANEXOS formula'));
+    line.impuesto.forEach((tax, j) => cmp(`${p}.impuesto[${j}].monto`, tax.monto, t.impuestos[j]!.monto, 'the tax by the ANEXOS formula'));
     cmp(`${p}.impuestoNeto`, line.impuestoNeto, t.impuestoNeto, 'the net tax (monto − exoneración)');
     cmp(`${p}.montoTotalLinea`, line.montoTotalLinea, t.montoTotalLinea, 'montoTotal + impuestoNeto');
   });
