@@ -18,12 +18,12 @@ export type XmlNode = XmlElement | string;
 /** Builds an element; `undefined`/`null`/`false` children are dropped so optional parts read naturally. */
 export function el(
   name: string,
-  attrsOrChildren?: Record<string, string | undefined> | XmlChild[] | string,
+  attrsOrChildren?: Record<string, string | undefined> | XmlChild[] | XmlElement | string,
   ...rest: XmlChild[]
 ): XmlElement {
   let attrs: Record<string, string> | undefined;
   let children: XmlChild[];
-  if (typeof attrsOrChildren === 'string' || Array.isArray(attrsOrChildren)) {
+  if (typeof attrsOrChildren === 'string' || Array.isArray(attrsOrChildren) || isElement(attrsOrChildren)) {
     children = [attrsOrChildren, ...rest];
   } else {
     if (attrsOrChildren) {
@@ -33,6 +33,11 @@ export function el(
     children = rest;
   }
   return { name, attrs, children: flatten(children) };
+}
+
+function isElement(x: unknown): x is XmlElement {
+  // Attribute values are strings, so an object whose `children` is an array is an element.
+  return typeof x === 'object' && x !== null && Array.isArray((x as { children?: unknown }).children);
 }
 
 export type XmlChild = XmlNode | XmlChild[] | undefined | null | false;

@@ -1,0 +1,70 @@
+/**
+ * The vendored XSDs (schemas/xsd/, see schemas/xsd/SOURCES.md) and where to find them.
+ * The folder is located relative to this module so that it works from src/ (tsx, vitest) and
+ * from dist/ (compiled): src/core/xsd/ and dist/core/xsd/ are both three levels below the root.
+ * Reading these files is the only I/O of src/core.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { KINDS, NS_BASE_V44, type SchemaName } from '../xml/kinds.js';
+
+export type { SchemaName } from '../xml/kinds.js';
+
+export const SCHEMAS_DIR_URL = new URL('../../../schemas/xsd/', import.meta.url);
+export const SCHEMAS_DIR = fileURLToPath(SCHEMAS_DIR_URL);
+
+/** The xmldsig schema every v4.4 XSD imports as `../../xmldsig-core-schema.xsd`. */
+export const XMLDSIG_XSD = 'xmldsig-core-schema.xsd';
+
+export interface SchemaInfo {
+  name: SchemaName;
+  /** Path relative to schemas/xsd/. */
+  file: string;
+  rootName: string;
+  namespace: string;
+}
+
+const MH = 'MensajeHacienda';
+const MR = 'MensajeReceptor';
+
+export const SCHEMAS: Readonly<Record<SchemaName, SchemaInfo>> = {
+  FE: fromKind('FE'),
+  NC: fromKind('NC'),
+  ND: fromKind('ND'),
+  TE: fromKind('TE'),
+  FEE: fromKind('FEE'),
+  FEC: fromKind('FEC'),
+  REP: fromKind('REP'),
+  MH: { name: 'MH', file: `2024/v4.4/${MH}_V4.4.xsd`, rootName: MH, namespace: NS_BASE_V44 + 'mensajeHacienda' },
+  MR: { name: 'MR', file: `2024/v4.4/${MR}_V4.4.xsd`, rootName: MR, namespace: NS_BASE_V44 + 'mensajeReceptor' },
+  MH2026: { name: 'MH2026', file: `2026/v4.4/${MH}_V4.4.xsd`, rootName: MH, namespace: NS_BASE_V44 + 'mensajeHacienda' },
+  MR2026: { name: 'MR2026', file: `2026/v4.4/${MR}_V4.4.xsd`, rootName: MR, namespace: NS_BASE_V44 + 'mensajeReceptor' },
+};
+
+function fromKind(kind: keyof typeof KINDS): SchemaInfo {
+  const k = KINDS[kind];
+  return { name: kind, file: k.xsdFile, rootName: k.rootName, namespace: k.namespace };
+}
+
+export const SCHEMA_NAMES = Object.keys(SCHEMAS) as SchemaName[];
+
+export function isSchemaName(s: string): s is SchemaName {
+  return Object.prototype.hasOwnProperty.call(SCHEMAS, s);
+}
+
+/** Absolute file path of a schema. */
+export function schemaPath(name: SchemaName): string {
+  return fileURLToPath(new URL(SCHEMAS[name].file, SCHEMAS_DIR_URL));
+}
+
+const cache = new Map<string, string>();
+
+/** Contents of a file under schemas/xsd/, read once per process. */
+export function readSchemaFile(relative: string): string {
+  let text = cache.get(relative);
+  if (text === undefined) {
+    text = readFileSync(new URL(relative, SCHEMAS_DIR_URL), 'utf8');
+    cache.set(relative, text);
+  }
+  return text;
+}
