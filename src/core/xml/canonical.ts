@@ -87,12 +87,55 @@ function write(node: XmlNode, out: string[]): void {
     out.push(escapeText(node));
     return;
   }
-  out.push('<', node.name);
-  if (node.attrs) {
-    const keys = Object.keys(node.attrs).sort(attrOrder);
-    for (const k of keys) out.push(' ', k, '="', escapeAttr(node.attrs[k]!), '"');
+  writeStart(node.name, node.attrs, out);
+  if (node.children) for (const c of node.children) write(c, out);
+  out.push('</', node.name, '>');
+}
+
+function writeStart(name: string, attrs: Record<string, string> | undefined, out: string[]): void {
+  out.push('<', name);
+  if (attrs) {
+    const keys = Object.keys(attrs).sort(attrOrder);
+    for (const k of keys) out.push(' ', k, '="', escapeAttr(attrs[k]!), '"');
   }
   out.push('>');
-  if (node.children) for (const c of node.children) write(c, out);
+}
+
+/**
+ * Serializes a tree of prefixed elements as Exclusive XML Canonicalization would render it:
+ * each prefix's `xmlns:p` declaration is written on the first element that uses the prefix and whose
+ * output ancestors have not rendered it. `namespaces` maps prefixes to URIs; `rendered` lists those
+ * already rendered by output ancestors (empty when `node` is the apex of a canonicalized subtree).
+ * Element names only carry prefixes; attributes are unprefixed.
+ */
+export function serializeExclusive(
+  node: XmlNode,
+  namespaces: Readonly<Record<string, string>>,
+  rendered: Readonly<Record<string, string>> = {},
+): string {
+  const out: string[] = [];
+  writeExclusive(node, namespaces, rendered, out);
+  return out.join('');
+}
+
+function writeExclusive(node: XmlNode, ns: Readonly<Record<string, string>>, rendered: Readonly<Record<string, string>>, out: string[]): void {
+  if (typeof node === 'string') {
+    out.push(escapeText(node));
+    return;
+  }
+  const colon = node.name.indexOf(':');
+  let attrs = node.attrs;
+  let inScope = rendered;
+  if (colon > 0) {
+    const prefix = node.name.slice(0, colon);
+    const uri = ns[prefix];
+    if (uri === undefined) throw new Error(`no namespace URI for prefix ${prefix}`);
+    if (rendered[prefix] !== uri) {
+      attrs = { ...attrs, [`xmlns:${prefix}`]: uri };
+      inScope = { ...rendered, [prefix]: uri };
+    }
+  }
+  writeStart(node.name, attrs, out);
+  if (node.children) for (const c of node.children) writeExclusive(c, ns, inScope, out);
   out.push('</', node.name, '>');
 }
