@@ -1,5 +1,12 @@
 #!/usr/bin/env node
 // fecr entry point: runs the compiled CLI in dist/ (built by `npm install` / `npm run build`).
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  // Fast path: no module graph to load for the most scripted call.
+  const { readFileSync } = await import('node:fs');
+  process.stdout.write(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version + '\n');
+  process.exit(0);
+}
 let cli;
 try {
   cli = await import('../dist/cli/program.js');
@@ -10,4 +17,4 @@ try {
   }
   throw e;
 }
-process.exitCode = await cli.main(process.argv.slice(2));
+process.exitCode = await cli.main(args);

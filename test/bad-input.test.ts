@@ -62,6 +62,14 @@ const cases: [string, (b: Body) => unknown, string | RegExp][] = [
     }, 'informacionReferencia[0].numero'],
   ['emisor is not the issuer', (b) => (b.emisor = '3101987654'), 'emisor'],
   ['otros cargos with zero amount', (b) => (b.otrosCargos = [{ tipoDocumento: '06', detalle: 'Servicio', montoCargo: '0', porcentaje: '10' }]), 'otrosCargos[0].montoCargo'],
+  ['exoneración with an impossible date', (b) =>
+      (b.detalleServicio[0].impuesto[0].exoneracion = {
+        tipoDocumento: '04', numeroDocumento: 'AL-00020402-24', nombreInstitucion: '01', fechaEmision: '2024-02-30T00:00:00', porcentajeExoneracion: 13,
+      }), 'detalleServicio[0].impuesto[0].exoneracion.fechaEmision'],
+  ['NC reference with an impossible date', (b) => {
+      b.tipoDoc = '3';
+      b.informacionReferencia = [{ tipoDocIR: '01', numero: '5'.repeat(50), fechaEmision: '2026-13-01T10:00:00', codigo: '01', razon: 'Anula factura' }];
+    }, 'informacionReferencia[0].fechaEmision'],
   ['credit sale without plazo', (b) => (b.condicionVenta = '02'), 'plazoCredito'],
 ];
 
@@ -96,5 +104,30 @@ describe('malformed bodies', () => {
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.findings.map((f) => f.path)).toEqual(expect.arrayContaining(['identificacion', 'ubicacion.provincia']));
     expect(parseIssuer(ISSUER).ok).toBe(true);
+  });
+});
+
+describe('fuzzed bodies', () => {
+  it('replacing any field of a valid body with any JSON value never throws', async () => {
+    const fc = (await import('fast-check')).default;
+    const paths: (string | number)[][] = [];
+    const walk = (v: unknown, p: (string | number)[]) => {
+      paths.push(p);
+      if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...p, i]));
+      else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...p, k]);
+    };
+    walk(validInvoice(), []);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: paths.length - 1 }), fc.jsonValue(), (i, value) => {
+        const body = validInvoice();
+        const path = paths[i]!;
+        let target: any = body;
+        for (const k of path.slice(0, -1)) target = target[k];
+        target[path[path.length - 1]!] = value;
+        const r = parseDocument(body, ISSUER);
+        if (!r.ok) expect(r.findings.length).toBeGreaterThan(0);
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

@@ -42,7 +42,7 @@ import type {
   Ubicacion,
 } from './model.js';
 import { TIPO_COMPROBANTE } from './model.js';
-import { dec, Decimal, ZERO } from './money.js';
+import { dec, Decimal, round, ZERO } from './money.js';
 import { compareFigures, computeTotals, type Totals } from './totals.js';
 
 export interface ParseOptions {
@@ -156,7 +156,7 @@ export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOp
     if (kind === 'NC' && !r.razon) add(`${p}.razon`, 'is required for a nota de crédito');
   });
 
-  if (findings.length > 0 || !kind || !fecha) return { ok: false, findings };
+  if (!kind || !fecha) return { ok: false, findings };
 
   // Model.
   const sucursal = b.sucursal ?? issuer.sucursal;
@@ -203,15 +203,22 @@ export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOp
       tipoDocIR: r.tipoDocIR,
       tipoDocRefOtro: r.tipoDocRefOtro,
       numero: r.numero,
-      fechaEmisionIR: formatCr(parseIsoDateTime(r.fechaEmision)!),
+      fechaEmisionIR: crDateTimeOr(r.fechaEmision),
       codigo: r.codigo,
       codigoReferenciaOtro: r.codigoReferenciaOtro,
       razon: r.razon,
     })),
   };
 
-  // Totals, and the figures the client sent against ours.
-  const totals = computeTotals(doc);
+  // Totals, and the figures the client sent against ours (also when rules failed, so every finding
+  // comes back at once; a rule failure that makes the totals impossible is already reported).
+  let totals: Totals;
+  try {
+    totals = computeTotals(doc);
+  } catch (e) {
+    if (findings.length > 0) return { ok: false, findings };
+    throw e;
+  }
   checkFigures(b, totals, add);
   if (findings.length > 0) return { ok: false, findings, doc, totals };
   return { ok: true, doc, totals, findings: [] };
@@ -225,7 +232,7 @@ function checkLine(line: LineaInput, i: number, kind: DocumentKind | undefined, 
   if (!UNIDADES_MEDIDA.has(line.unidadMedida)) add(`${p}.unidadMedida`, `"${line.unidadMedida}" is not a unidad de medida of the v4.4 schema (e.g. "Unid", "Sp", "Os", "Kg")`);
   if (dec(line.precioUnitario).lte(0)) add(`${p}.precioUnitario`, 'must be greater than 0');
   const descuento = dec(line.descuento ?? '0');
-  const montoTotal = dec(line.cantidad).times(dec(line.precioUnitario));
+  const montoTotal = round(dec(line.cantidad).times(dec(line.precioUnitario)));
   if (descuento.gt(montoTotal)) add(`${p}.descuento`, 'must not exceed cantidad × precioUnitario');
   if (line.codigoDescuento !== undefined && !CODIGOS_DESCUENTO[line.codigoDescuento]) add(`${p}.codigoDescuento`, 'is not a known código de descuento (Nota 20)');
   if (line.codigoDescuento === '99' && !line.naturalezaDescuento) add(`${p}.naturalezaDescuento`, 'is required when codigoDescuento is "99"');
@@ -337,7 +344,7 @@ function taxOf(tax: ImpuestoInput): Impuesto {
       inciso: ex.inciso === undefined ? undefined : String(ex.inciso),
       nombreInstitucion: ex.nombreInstitucion,
       nombreInstitucionOtros: ex.nombreInstitucionOtros,
-      fechaEmision: formatCr(parseIsoDateTime(ex.fechaEmision)!),
+      fechaEmision: crDateTimeOr(ex.fechaEmision),
       tarifaExonerada: dec(ex.porcentajeExoneracion),
     },
   };
@@ -370,6 +377,12 @@ function ubicacionOf(u: { provincia: string; canton: string; distrito: string; b
   // v4.4 Barrio is free text of 5-50 characters; a 2-digit barrio code does not fit and is left out.
   const barrio = u.barrio && u.barrio.length >= 5 ? u.barrio : undefined;
   return { provincia: u.provincia, canton: u.canton, distrito: u.distrito, barrio, otrasSenas: u.direccion };
+}
+
+/** The Costa Rica xs:dateTime of a text, or the text itself when invalid (a finding already says so). */
+function crDateTimeOr(text: string): string {
+  const d = parseIsoDateTime(text);
+  return d ? formatCr(d) : text;
 }
 
 /** "+506 2222-3333", "22223333", "50622223333" → {506, 22223333}; null when not a phone number. */
