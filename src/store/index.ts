@@ -1,0 +1,42 @@
+/**
+ * Opening the store: Kysely over better-sqlite3 (WAL) for the embedded mode. Migrations run on open.
+ * The service only sees `Store` (a Kysely<Database>), so a PostgreSQL dialect slots in here.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export type { Database } from './schema.js';
+
+export interface Store {
+  db: Kysely<Database>;
+  dialect: 'sqlite' | 'postgres';
+  close(): Promise<void>;
+}
+
+export interface OpenSqliteOptions {
+  /** Path of the database file; ':memory:' for tests that need no file. */
+  file: string;
+}
+
+export async function openSqliteStore(opts: OpenSqliteOptions): Promise<Store> {
+  if (opts.file !== ':memory:') mkdirSync(path.dirname(opts.file), { recursive: true });
+  const sqlite = new SQLite(opts.file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  await migrate(db);
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+export async function migrate(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) throw new Error(`store migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String((error as Error)?.message ?? error)}`);
+}

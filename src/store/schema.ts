@@ -1,0 +1,128 @@
+/**
+ * The tables of the fecr service, as Kysely types. Dialect-neutral on purpose (SQLite now,
+ * PostgreSQL later): text, integers and integer timestamps (epoch milliseconds) only; XML and
+ * sealed secrets are text. Secrets are never stored in clear: `*_enc` columns hold SecretBox output.
+ */
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** Epoch milliseconds. */
+export type Millis = number;
+
+export interface AccountsTable {
+  id: Generated<number>;
+  base: string; // the account name (JWT sub/base)
+  password_hash: string; // argon2id
+  disabled: ColumnType<number, number | undefined, number>; // 0 | 1
+  webhook_url: string | null;
+  webhook_secret_enc: string | null; // sealed "whsec_…" secret
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  private_key_enc: string; // sealed PKCS#8 PEM
+  public_jwk: string; // JSON
+  created_at: Millis;
+  /** When a newer key took over; the key stays in the JWKS until retired_at + token lifetime. */
+  retired_at: Millis | null;
+}
+
+export interface RevokedTokensTable {
+  jti: string;
+  expires_at: Millis;
+}
+
+export interface IssuersTable {
+  id: Generated<number>;
+  account_id: number;
+  identificacion: string;
+  /** The issuer record without its secrets (JSON of the spec's registration shape). */
+  record_json: string;
+  /** Sealed JSON {claveHacienda, pinCertificado, certificadoHacienda}. */
+  secrets_enc: string;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** Document states: ours before Hacienda answers, then Hacienda's ind-estado. */
+export type DocumentState = 'pendiente' | 'enviado' | 'recibido' | 'procesando' | 'aceptado' | 'rechazado' | 'error';
+
+export interface DocumentsTable {
+  id: Generated<number>;
+  account_id: number;
+  issuer_id: number;
+  clave: string;
+  kind: string; // FE | NC | TE | …
+  sucursal: number;
+  terminal: number;
+  numero_referencia: number;
+  /** sha256 of the canonical JSON of the body, for idempotent submissions. */
+  body_hash: string;
+  state: DocumentState;
+  xml: string; // the signed comprobante
+  response_xml: string | null; // MensajeHacienda
+  mensaje: number | null; // 1 | 2 | 3
+  detalle_mensaje: string | null;
+  fecha_emision: string;
+  total_comprobante: string;
+  moneda: string;
+  receptor_nombre: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+  decided_at: Millis | null;
+}
+
+export type JobType = 'send' | 'poll' | 'webhook';
+
+/** The outbox and work queue: a job is leased by one worker at a time. */
+export interface JobsTable {
+  id: Generated<number>;
+  type: JobType;
+  document_id: number | null;
+  delivery_id: number | null;
+  run_at: Millis;
+  attempts: ColumnType<number, number | undefined, number>;
+  lease_owner: string | null;
+  lease_until: Millis | null;
+  last_error: string | null;
+  created_at: Millis;
+  done_at: Millis | null;
+}
+
+export type DeliveryState = 'pendiente' | 'entregado' | 'fallido';
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  account_id: number;
+  document_id: number;
+  /** Standard Webhooks `webhook-id`, stable across retries. */
+  message_id: string;
+  url: string;
+  payload: string; // JSON
+  state: DeliveryState;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: Millis;
+  delivered_at: Millis | null;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  signing_keys: SigningKeysTable;
+  revoked_tokens: RevokedTokensTable;
+  issuers: IssuersTable;
+  documents: DocumentsTable;
+  jobs: JobsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+}
+
+export type Account = Selectable<AccountsTable>;
+export type NewAccount = Insertable<AccountsTable>;
+export type Issuer = Selectable<IssuersTable>;
+export type DocumentRow = Selectable<DocumentsTable>;
+export type NewDocument = Insertable<DocumentsTable>;
+export type DocumentUpdate = Updateable<DocumentsTable>;
+export type Job = Selectable<JobsTable>;
+export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
