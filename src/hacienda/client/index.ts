@@ -1,0 +1,35 @@
+/** Hacienda client: environments, IdP tokens, reception API and public queries. */
+export * from './endpoints.js';
+export * from './errors.js';
+export { HttpClient, NetworkError, type HttpClientOptions, type HttpRequest, type HttpResponse } from './http.js';
+export { DEFAULT_RETRY, backoffDelay, serverWaitMs, type RetryPolicy } from './retry.js';
+export { TokenManager, type HaciendaCredentials, type TokenManagerOptions, type TokenManagerStats, type TokenResponse } from './token-manager.js';
+export {
+  ReceptionClient,
+  isAlreadyReceivedCause,
+  receptionBody,
+  type ComprobanteItem,
+  type ComprobanteParty,
+  type Estado,
+  type IdentificacionApi,
+  type ListComprobantesParams,
+  type ListComprobantesResult,
+  type ReceptionClientOptions,
+  type ReceptionStatus,
+  type SubmitRequest,
+  type SubmitResult,
+  type WaitOptions,
+} from './reception.js';
+export {
+  PublicQueryClient,
+  DEFAULT_QUERY_TTLS,
+  type ActividadEconomica,
+  type CabysItem,
+  type CabysSearchResult,
+  type Contribuyente,
+  type ExoneracionDocumento,
+  type PublicQueryClientOptions,
+  type QueryTtls,
+} from './queries.js';
+export { parseMensajeHaciendaSummary, parseDetalleErrors, formatDetalleErrors, type MensajeHaciendaError, type MensajeHaciendaSummary } from './mensaje.js';
+export { TtlCache } from './ttl-cache.js';

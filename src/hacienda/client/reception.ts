@@ -1,0 +1,448 @@
+/**
+ * Client of Hacienda's reception API (NOTES §4.3-4.5): POST /recepcion, GET /recepcion/{clave},
+ * GET /comprobantes[/{clave}].
+ *
+ * Exactly-once rule: after any failure that may have reached Hacienda (connection reset, timeout waiting
+ * for the answer, 5xx), the client GETs /recepcion/{clave} before POSTing again; if the document exists it
+ * never POSTs it again. A 400 saying the clave "ya fue recibido" is not a failure: the result is
+ * `already-received` and the caller polls. 401 renews the token once and retries; 429/5xx/transport errors
+ * back off with jitter, honouring Retry-After / X-Ratelimit-Reset, for a bounded number of attempts.
+ * Verdicts (aceptado/rechazado) are data, never exceptions.
+ */
+import type { HaciendaEndpoints } from './endpoints.js';
+import {
+  AmbiguousSubmissionError,
+  BadResponseError,
+  ForbiddenError,
+  HaciendaHttpError,
+  RateLimitedError,
+  ReceptionValidationError,
+  ServiceUnavailableError,
+  UnauthorizedError,
+} from './errors.js';
+import { HttpClient, NetworkError, jsonBody, type HttpRequest, type HttpResponse } from './http.js';
+import { parseMensajeHaciendaSummary, type MensajeHaciendaSummary } from './mensaje.js';
+import { backoffDelay, retryPolicy, serverWaitMs, timing, type RetryPolicy, type Timing } from './retry.js';
+import { TokenManager, type HaciendaCredentials } from './token-manager.js';
+
+export interface IdentificacionApi {
+  /** 01 física, 02 jurídica, 03 DIMEX, 04 NITE, ... */
+  tipoIdentificacion: string;
+  numeroIdentificacion: string;
+}
+
+export interface SubmitRequest {
+  clave: string;
+  /** RFC 3339 date-time of the document (FechaEmision). */
+  fecha: string;
+  emisor: IdentificacionApi;
+  receptor?: IdentificacionApi;
+  callbackUrl?: string;
+  /** Only for MensajeReceptor: its 20-digit consecutivo (type 05/06/07). */
+  consecutivoReceptor?: string;
+  /** The signed XML: its bytes, or its text (encoded as UTF-8). Sent base64-encoded. */
+  comprobanteXml: Buffer | string;
+}
+
+export interface SubmitResult {
+  /** `received`: Hacienda took this POST (or a status query found it after an ambiguous failure). `already-received`: Hacienda said the clave was received before. Either way, poll getStatus. */
+  status: 'received' | 'already-received';
+  clave: string;
+  /** The resource to poll: clave, or clave-consecutivoReceptor for a MensajeReceptor. */
+  statusKey: string;
+  /** HTTP status of the deciding POST (201/202, or 400 for already-received); absent when confirmed by GET. */
+  httpStatus?: number;
+  /** `Location` header of the 201/202. */
+  location?: string;
+  /** X-Error-Cause of the already-received answer. */
+  cause?: string;
+  /** Set when the document was found with GET /recepcion after an ambiguous failure. */
+  confirmedByStatus?: ReceptionStatus;
+  /** POST requests sent. */
+  posts: number;
+}
+
+export type Estado = 'recibido' | 'procesando' | 'aceptado' | 'rechazado' | 'error';
+
+export interface ReceptionStatus {
+  clave: string;
+  fecha?: string;
+  /** `unknown`: Hacienda has no document with this clave (HTTP 404). */
+  estado: Estado | 'unknown';
+  /** `ind-estado` exactly as received. */
+  indEstado?: string;
+  callbackUrl?: string;
+  /** The decoded MensajeHacienda bytes, once processed. */
+  respuestaXml?: Buffer;
+  /** The MensajeHacienda read from respuestaXml. */
+  mensaje?: MensajeHaciendaSummary;
+}
+
+export interface ComprobanteParty {
+  tipoIdentificacion: string;
+  numeroIdentificacion: string;
+  nombre?: string;
+}
+
+export interface ComprobanteItem {
+  clave: string;
+  fecha: string;
+  emisor: ComprobanteParty;
+  receptor?: ComprobanteParty;
+  notasCredito?: { clave: string; fecha: string }[];
+  notasDebito?: { clave: string; fecha: string }[];
+}
+
+export interface ListComprobantesParams {
+  offset?: number;
+  limit?: number;
+  /** Tipo + número, e.g. `02003101123456`. */
+  emisor?: string;
+  receptor?: string;
+}
+
+export interface ListComprobantesResult {
+  items: ComprobanteItem[];
+  /** Content-Range of a 206 answer, e.g. `0-10/100`. */
+  contentRange?: string;
+  /** Total count when Content-Range gives it. */
+  total?: number;
+}
+
+export interface ReceptionClientOptions {
+  endpoints: Pick<HaciendaEndpoints, 'environment' | 'receptionBaseUrl' | 'tokenUrl' | 'logoutUrl' | 'clientId'>;
+  credentials: HaciendaCredentials;
+  /** Share one TokenManager between clients of the same environment (one login per issuer). */
+  tokens?: TokenManager;
+  http?: HttpClient;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  /** POST attempts and backoff (default 6 attempts, 500 ms base, 15 s cap, server waits up to 120 s). */
+  retry?: Partial<RetryPolicy>;
+  /** GET attempts and backoff (default 6 attempts, 300 ms base, 10 s cap). */
+  statusRetry?: Partial<RetryPolicy>;
+}
+
+export interface WaitOptions {
+  /** Give up after this long and return the last status (default 120 s). */
+  timeoutMs?: number;
+  /** First poll interval (default 1 s), doubling up to maxIntervalMs (default 10 s). */
+  intervalMs?: number;
+  maxIntervalMs?: number;
+}
+
+const FINAL: ReadonlySet<string> = new Set(['aceptado', 'rechazado', 'error']);
+const ESTADOS: ReadonlySet<string> = new Set(['recibido', 'procesando', 'aceptado', 'rechazado', 'error']);
+
+/** True when an X-Error-Cause says the clave was already received. */
+export function isAlreadyReceivedCause(cause: string): boolean {
+  return /ya\s+fue\s+recibid|recibid[oa]\s+anteriormente|ya\s+existe/i.test(cause);
+}
+
+/** The JSON body of POST /recepcion (comprobanteXml base64 of the UTF-8 bytes). */
+export function receptionBody(req: SubmitRequest): Record<string, unknown> {
+  let bytes: Buffer;
+  if (Buffer.isBuffer(req.comprobanteXml)) bytes = req.comprobanteXml;
+  else {
+    if (!/^\uFEFF?\s*</.test(req.comprobanteXml)) throw new TypeError('comprobanteXml must be the XML text or its bytes (not base64)');
+    bytes = Buffer.from(req.comprobanteXml, 'utf8');
+  }
+  const body: Record<string, unknown> = {
+    clave: req.clave,
+    fecha: req.fecha,
+    emisor: { tipoIdentificacion: req.emisor.tipoIdentificacion, numeroIdentificacion: req.emisor.numeroIdentificacion },
+  };
+  if (req.receptor) {
+    body['receptor'] = { tipoIdentificacion: req.receptor.tipoIdentificacion, numeroIdentificacion: req.receptor.numeroIdentificacion };
+  }
+  if (req.callbackUrl) body['callbackUrl'] = req.callbackUrl;
+  if (req.consecutivoReceptor) body['consecutivoReceptor'] = req.consecutivoReceptor;
+  body['comprobanteXml'] = bytes.toString('base64');
+  return body;
+}
+
+type Outcome = { kind: 'response'; res: HttpResponse } | { kind: 'network'; err: NetworkError };
+
+export class ReceptionClient {
+  readonly endpoints: ReceptionClientOptions['endpoints'];
+  readonly tokens: TokenManager;
+  private readonly credentials: HaciendaCredentials;
+  private readonly http: HttpClient;
+  private readonly ownsHttp: boolean;
+  private readonly ownsTokens: boolean;
+  private readonly t: Timing;
+  private readonly retry: RetryPolicy;
+  private readonly statusRetry: RetryPolicy;
+
+  constructor(opts: ReceptionClientOptions) {
+    this.ownsTokens = !opts.tokens;
+    this.endpoints = opts.endpoints;
+    this.credentials = opts.credentials;
+    this.ownsHttp = !opts.http;
+    this.http = opts.http ?? new HttpClient();
+    this.t = timing(opts);
+    this.tokens =
+      opts.tokens ??
+      new TokenManager({ endpoints: opts.endpoints, http: this.http, now: this.t.now, sleep: this.t.sleep, random: this.t.random });
+    this.retry = retryPolicy(opts.retry);
+    this.statusRetry = retryPolicy(opts.statusRetry, { maxAttempts: 6, baseDelayMs: 300, maxDelayMs: 10_000, maxServerWaitMs: 120_000 });
+  }
+
+  private url(path: string): string {
+    return this.endpoints.receptionBaseUrl + path;
+  }
+
+  /** Sends with a bearer token; on 401 renews the token once and resends. Throws on 401-again and 403. */
+  private async sendAuthed(url: string, req: HttpRequest): Promise<HttpResponse> {
+    let token = await this.tokens.getAccessToken(this.credentials);
+    for (let renewed = false; ; renewed = true) {
+      const res = await this.http.send(url, {
+        ...req,
+        headers: { ...req.headers, authorization: `bearer ${token}`, accept: 'application/json' },
+      });
+      if (res.status === 401) {
+        if (renewed) throw new UnauthorizedError(url, res.headers['x-error-cause'] ?? res.headers['www-authenticate']);
+        token = await this.tokens.renewAccessToken(this.credentials, token);
+        continue;
+      }
+      if (res.status === 403) throw new ForbiddenError(url, res.headers['x-error-cause']);
+      return res;
+    }
+  }
+
+  private async attempt(url: string, req: HttpRequest): Promise<Outcome> {
+    try {
+      return { kind: 'response', res: await this.sendAuthed(url, req) };
+    } catch (err) {
+      if (err instanceof NetworkError) return { kind: 'network', err };
+      throw err;
+    }
+  }
+
+  /** POST /recepcion, exactly once as far as Hacienda is concerned. */
+  async submit(req: SubmitRequest): Promise<SubmitResult> {
+    const body = JSON.stringify(receptionBody(req));
+    const statusKey = req.consecutivoReceptor ? `${req.clave}-${req.consecutivoReceptor}` : req.clave;
+    const url = this.url('/recepcion');
+    let posts = 0;
+    let mustCheck = false; // a previous POST may have been processed
+    let lastProblem = '';
+    let lastStatus: number | undefined;
+    let rateLimitedUntil: number | undefined;
+    const exhausted = () =>
+      lastStatus === 429
+        ? new RateLimitedError(url, rateLimitedUntil)
+        : new ServiceUnavailableError(url, `${lastProblem} after ${posts} attempts; the comprobante was not received`, { status: lastStatus });
+
+    for (;;) {
+      if (mustCheck) {
+        const found = await this.statusAfterAmbiguity(req.clave, statusKey, lastProblem);
+        if (found.estado !== 'unknown') return { status: 'received', clave: req.clave, statusKey, confirmedByStatus: found, posts };
+        mustCheck = false;
+      }
+      if (posts >= this.retry.maxAttempts) throw exhausted();
+      posts++;
+      const out = await this.attempt(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body,
+      });
+      let wait: number;
+      if (out.kind === 'network') {
+        lastProblem = out.err.code;
+        lastStatus = undefined;
+        mustCheck = out.err.maybeProcessed;
+        wait = backoffDelay(posts, this.retry, this.t.random);
+      } else {
+        const res = out.res;
+        if (res.status === 201 || res.status === 202 || res.status === 200) {
+          const r: SubmitResult = { status: 'received', clave: req.clave, statusKey, httpStatus: res.status, posts };
+          if (res.headers['location']) r.location = res.headers['location'];
+          return r;
+        }
+        if (res.status === 400) {
+          const cause = decodeCause(res.headers['x-error-cause']) ?? bodyText(res);
+          if (isAlreadyReceivedCause(cause)) {
+            return { status: 'already-received', clave: req.clave, statusKey, httpStatus: 400, cause, posts };
+          }
+          throw new ReceptionValidationError(req.clave, cause, /true/i.test(res.headers['validation-exception'] ?? ''));
+        }
+        lastStatus = res.status;
+        lastProblem = `HTTP ${res.status}`;
+        const server = serverWaitMs(res.status, res.headers, this.t.now());
+        if (res.status === 429) {
+          // Throttled before processing: no need to check, just wait as told.
+          wait = server ?? backoffDelay(posts, this.retry, this.t.random);
+          rateLimitedUntil = this.t.now() + wait;
+          if (wait > this.retry.maxServerWaitMs) throw new RateLimitedError(url, rateLimitedUntil);
+        } else if (res.status >= 500) {
+          mustCheck = true;
+          wait = Math.max(server ?? 0, backoffDelay(posts, this.retry, this.t.random));
+          if (wait > this.retry.maxServerWaitMs) wait = this.retry.maxServerWaitMs;
+        } else {
+          throw new HaciendaHttpError('POST', url, res.status, decodeCause(res.headers['x-error-cause']) ?? bodyText(res));
+        }
+      }
+      // Out of attempts: stop now, unless the last failure was ambiguous (then the status decides).
+      if (posts >= this.retry.maxAttempts && !mustCheck) throw exhausted();
+      await this.t.sleep(wait);
+    }
+  }
+
+  /** GET the status after an ambiguous POST failure; unknown → safe to POST; unreachable → AmbiguousSubmissionError. */
+  private async statusAfterAmbiguity(clave: string, statusKey: string, problem: string): Promise<ReceptionStatus> {
+    try {
+      return await this.getStatus(statusKey);
+    } catch (err) {
+      // Whatever stops the status query (outage, IdP down, auth), the POST's fate stays unknown.
+      throw new AmbiguousSubmissionError(
+        clave,
+        `the POST failed with ${problem} and the status query failed too: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /**
+   * GET /recepcion/{clave} (or clave-consecutivoReceptor). 404 → `{estado: 'unknown'}`.
+   * Retries transport errors, 5xx and 429 (GET is idempotent).
+   */
+  async getStatus(clave: string): Promise<ReceptionStatus> {
+    const url = this.url(`/recepcion/${encodeURIComponent(clave)}`);
+    const res = await this.getWithRetry(url);
+    if (res.status === 404) return { clave, estado: 'unknown' };
+    if (res.status !== 200) throw new HaciendaHttpError('GET', url, res.status, decodeCause(res.headers['x-error-cause']) ?? bodyText(res));
+    const b = jsonBody(res) as Record<string, unknown> | undefined;
+    if (!b || typeof b !== 'object') throw new BadResponseError(url, 'body is not JSON');
+    const ind = str(b['ind-estado']) ?? str(b['indEstado']);
+    if (!ind) throw new BadResponseError(url, 'no ind-estado');
+    const lower = ind.toLowerCase();
+    const status: ReceptionStatus = {
+      clave: str(b['clave']) ?? clave,
+      estado: ESTADOS.has(lower) ? (lower as Estado) : 'error',
+      indEstado: ind,
+    };
+    const fecha = str(b['fecha']);
+    if (fecha) status.fecha = fecha;
+    const cb = str(b['callbackUrl']);
+    if (cb) status.callbackUrl = cb;
+    const rx = str(b['respuesta-xml']) ?? str(b['respuestaXml']);
+    if (rx) {
+      status.respuestaXml = Buffer.from(rx, 'base64');
+      const m = parseMensajeHaciendaSummary(status.respuestaXml);
+      if (m) status.mensaje = m;
+    }
+    return status;
+  }
+
+  /** Polls getStatus until aceptado/rechazado/error or the timeout; returns the last status seen. */
+  async waitForVerdict(clave: string, opts: WaitOptions = {}): Promise<ReceptionStatus> {
+    const deadline = this.t.now() + (opts.timeoutMs ?? 120_000);
+    let interval = opts.intervalMs ?? 1_000;
+    const cap = opts.maxIntervalMs ?? 10_000;
+    for (;;) {
+      const st = await this.getStatus(clave);
+      if (FINAL.has(st.estado)) return st;
+      const left = deadline - this.t.now();
+      if (left <= 0) return st;
+      await this.t.sleep(Math.min(interval, left));
+      interval = Math.min(cap, interval * 2);
+    }
+  }
+
+  /** GET /comprobantes (documents sent by this user), newest first. */
+  async listComprobantes(params: ListComprobantesParams = {}): Promise<ListComprobantesResult> {
+    const q = new URLSearchParams();
+    if (params.offset !== undefined) q.set('offset', String(params.offset));
+    if (params.limit !== undefined) q.set('limit', String(params.limit));
+    if (params.emisor) q.set('emisor', params.emisor);
+    if (params.receptor) q.set('receptor', params.receptor);
+    const qs = q.toString();
+    const url = this.url('/comprobantes' + (qs ? `?${qs}` : ''));
+    const res = await this.getWithRetry(url);
+    if (res.status !== 200 && res.status !== 206) {
+      throw new HaciendaHttpError('GET', url, res.status, decodeCause(res.headers['x-error-cause']) ?? bodyText(res));
+    }
+    const b = jsonBody(res);
+    if (!Array.isArray(b)) throw new BadResponseError(url, 'body is not a JSON array');
+    const out: ListComprobantesResult = { items: b as ComprobanteItem[] };
+    const cr = res.headers['content-range'];
+    if (cr) {
+      out.contentRange = cr;
+      const m = /\/(\d+)\s*$/.exec(cr);
+      if (m) out.total = Number(m[1]);
+    }
+    return out;
+  }
+
+  /** GET /comprobantes/{clave}; null when Hacienda does not have it. */
+  async getComprobante(clave: string): Promise<ComprobanteItem | null> {
+    const url = this.url(`/comprobantes/${encodeURIComponent(clave)}`);
+    const res = await this.getWithRetry(url);
+    if (res.status === 404) return null;
+    if (res.status !== 200) throw new HaciendaHttpError('GET', url, res.status, decodeCause(res.headers['x-error-cause']) ?? bodyText(res));
+    const b = jsonBody(res);
+    if (!b || typeof b !== 'object') throw new BadResponseError(url, 'body is not JSON');
+    return b as ComprobanteItem;
+  }
+
+  private async getWithRetry(url: string): Promise<HttpResponse> {
+    let problem = '';
+    let lastStatus: number | undefined;
+    let lastErr: unknown;
+    for (let attempt = 1; ; attempt++) {
+      const out = await this.attempt(url, { method: 'GET' });
+      let wait: number;
+      if (out.kind === 'network') {
+        problem = out.err.code;
+        lastErr = out.err;
+        lastStatus = undefined;
+        wait = backoffDelay(attempt, this.statusRetry, this.t.random);
+      } else if (out.res.status === 429 || out.res.status >= 500) {
+        problem = `HTTP ${out.res.status}`;
+        lastStatus = out.res.status;
+        const server = serverWaitMs(out.res.status, out.res.headers, this.t.now());
+        wait = Math.max(server ?? 0, backoffDelay(attempt, this.statusRetry, this.t.random));
+        if (out.res.status === 429 && server !== undefined && server > this.statusRetry.maxServerWaitMs) {
+          throw new RateLimitedError(url, this.t.now() + server);
+        }
+        wait = Math.min(wait, this.statusRetry.maxServerWaitMs);
+      } else {
+        return out.res;
+      }
+      if (attempt >= this.statusRetry.maxAttempts) {
+        if (lastStatus === 429) throw new RateLimitedError(url);
+        throw new ServiceUnavailableError(url, `${problem} after ${attempt} attempts`, { status: lastStatus, cause: lastErr });
+      }
+      await this.t.sleep(wait);
+    }
+  }
+
+  /**
+   * Ends this user's IdP session (only when the client created its own TokenManager; a shared one is
+   * logged out by its owner) and releases the HTTP pool the client created.
+   */
+  async close(): Promise<void> {
+    if (this.ownsTokens) await this.tokens.logout(this.credentials.username);
+    if (this.ownsHttp) await this.http.close();
+  }
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+/** X-Error-Cause may arrive as latin1-decoded UTF-8; repair it when that is what happened. */
+function decodeCause(v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (/[\u00c2-\u00f4][\u0080-\u00bf]/.test(v)) {
+    const repaired = Buffer.from(v, 'latin1').toString('utf8');
+    if (!repaired.includes('\ufffd')) return repaired;
+  }
+  return v;
+}
+
+function bodyText(res: HttpResponse): string {
+  return res.body.toString('utf8').slice(0, 500);
+}

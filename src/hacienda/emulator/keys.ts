@@ -1,0 +1,65 @@
+/**
+ * The emulator's own key: RSA-2048, generated at start (or loaded from the persistent store), used to sign
+ * the IdP's JWTs (RS256) and the MensajeHacienda answers. The certificate is self-signed and says plainly
+ * that it belongs to the emulator.
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import forge from 'node-forge';
+import type { EmulatorStore } from './store.js';
+
+export interface EmulatorKeys {
+  privateKeyPem: string;
+  publicKeyPem: string;
+  certificatePem: string;
+  /** JWT key id. */
+  kid: string;
+}
+
+export const EMULATOR_SIGNER_CN = 'MINISTERIO DE HACIENDA (SELLO ELECTRONICO) (EMULADOR FECR)';
+
+function makeCertificate(privateKeyPem: string, publicKeyPem: string, now: number): string {
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = forge.pki.publicKeyFromPem(publicKeyPem);
+  cert.serialNumber = '01' + randomBytes(8).toString('hex');
+  cert.validity.notBefore = new Date(now - 24 * 3600 * 1000);
+  cert.validity.notAfter = new Date(now + 10 * 365 * 24 * 3600 * 1000);
+  const attrs = [
+    { name: 'commonName', value: EMULATOR_SIGNER_CN },
+    { name: 'organizationName', value: 'MINISTERIO DE HACIENDA' },
+    { name: 'organizationalUnitName', value: 'EMULADOR LOCAL - SIN VALIDEZ' },
+    { name: 'countryName', value: 'CR' },
+    { type: '2.5.4.5', value: 'CPJ-2-100-042005' },
+  ];
+  cert.setSubject(attrs);
+  cert.setIssuer(attrs);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false },
+    { name: 'keyUsage', digitalSignature: true, nonRepudiation: true },
+  ]);
+  cert.sign(forge.pki.privateKeyFromPem(privateKeyPem), forge.md.sha256.create());
+  return forge.pki.certificateToPem(cert);
+}
+
+/** Loads the key from the store's metadata or creates (and stores) a new one. */
+export function loadOrCreateKeys(store: EmulatorStore, now: number): EmulatorKeys {
+  const saved = store.getMeta('emulator.keys');
+  if (saved) {
+    try {
+      const k = JSON.parse(saved) as EmulatorKeys;
+      if (k.privateKeyPem && k.publicKeyPem && k.certificatePem && k.kid) return k;
+    } catch {
+      // fall through and regenerate
+    }
+  }
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const privateKeyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const keys: EmulatorKeys = {
+    privateKeyPem,
+    publicKeyPem,
+    certificatePem: makeCertificate(privateKeyPem, publicKeyPem, now),
+    kid: randomBytes(16).toString('base64url'),
+  };
+  store.setMeta('emulator.keys', JSON.stringify(keys));
+  return keys;
+}

@@ -1,0 +1,74 @@
+/**
+ * The emulator's answer: a MensajeHacienda v4.4 (NOTES §6.1) built with the core builder and signed
+ * XAdES-EPES with the emulator's own key (core signer), like Hacienda signs its answers.
+ */
+import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
+import { formatDetalleErrors } from '../client/mensaje.js';
+import { buildMensajeHaciendaXml } from '../../core/xml/parse.js';
+import { credentials, type SigningCredentials } from '../../core/sign/p12.js';
+import { signCanonical } from '../../core/sign/xades.js';
+import type { EmulatorKeys } from './keys.js';
+import type { EmulatorEnvironment, IdRef, ValidationErrorItem } from './store.js';
+
+export interface MensajeHaciendaFacts {
+  clave: string;
+  environment: EmulatorEnvironment;
+  accepted: boolean;
+  errors: ValidationErrorItem[];
+  nombreEmisor?: string;
+  emisor: IdRef;
+  nombreReceptor?: string;
+  receptor?: IdRef;
+  montoTotalImpuesto?: string;
+  totalFactura?: string;
+}
+
+const SANDBOX_ACCEPTED = 'Este comprobante fue aceptado en el ambiente de pruebas, por lo cual no tiene validez para fines tributarios';
+const SANDBOX_PROCESSED = 'Este comprobante fue procesado en el ambiente de pruebas, por lo cual no tiene validez para fines tributarios';
+
+/** DetalleMensaje in Hacienda's style: a sentence, then the error list `[codigo, "mensaje", fila, columna]`. */
+export function detalleMensaje(f: Pick<MensajeHaciendaFacts, 'environment' | 'accepted' | 'errors'>): string {
+  const head =
+    f.environment === 'sandbox' ? (f.accepted ? SANDBOX_ACCEPTED : SANDBOX_PROCESSED) : f.accepted ? 'Este comprobante fue aceptado.' : 'Este comprobante fue rechazado.';
+  if (f.errors.length === 0) return head;
+  return `${head}\n\nEl comprobante electrónico tiene los siguientes errores: \n\n${formatDetalleErrors(f.errors)}`;
+}
+
+export class MensajeHaciendaSigner {
+  private readonly creds: SigningCredentials;
+
+  constructor(
+    keys: EmulatorKeys,
+    private readonly now: () => number,
+  ) {
+    const der = Buffer.from(new X509Certificate(keys.certificatePem).raw);
+    this.creds = credentials(createPrivateKey(keys.privateKeyPem), der);
+  }
+
+  /** Builds and signs the MensajeHacienda; returns the signed XML bytes (UTF-8, with XML declaration). */
+  build(f: MensajeHaciendaFacts): Buffer {
+    const nombreEmisor = (f.nombreEmisor?.trim() || `CONTRIBUYENTE ${f.emisor.numeroIdentificacion}`).slice(0, 100);
+    const unsigned = buildMensajeHaciendaXml({
+      clave: f.clave,
+      nombreEmisor,
+      tipoIdentificacionEmisor: f.emisor.tipoIdentificacion,
+      numeroCedulaEmisor: f.emisor.numeroIdentificacion,
+      ...(f.receptor
+        ? {
+            nombreReceptor: (f.nombreReceptor?.trim() || `CONTRIBUYENTE ${f.receptor.numeroIdentificacion}`).slice(0, 100),
+            tipoIdentificacionReceptor: f.receptor.tipoIdentificacion,
+            numeroCedulaReceptor: f.receptor.numeroIdentificacion,
+          }
+        : {}),
+      mensaje: f.accepted ? 1 : 3,
+      detalleMensaje: detalleMensaje(f),
+      ...(f.montoTotalImpuesto !== undefined ? { montoTotalImpuesto: f.montoTotalImpuesto } : {}),
+      totalFactura: f.totalFactura ?? '0',
+    });
+    const signed = signCanonical(unsigned, this.creds, {
+      signingTime: new Date(this.now()),
+      newId: () => randomBytes(12).toString('hex'),
+    });
+    return Buffer.from(signed, 'utf8');
+  }
+}

@@ -1,0 +1,229 @@
+/**
+ * Asynchronous processing of received documents, like Hacienda: recibido → procesando → aceptado |
+ * rechazado (or error), after a configurable delay. Runs the injected validator, adds the checks that need
+ * the emulator's state (consecutivo reuse per issuer, forced rejections), answers with a signed
+ * MensajeHacienda, learns first-time issuers, and fires the callback.
+ */
+import { parseClave } from '../../core/clave.js';
+import { deliverCallback, type CallbackOptions } from './callback.js';
+import type { FaultConfig } from './faults.js';
+import type { MensajeHaciendaSigner } from './mensaje.js';
+import type { Registry, TaxpayerRecord } from './registry.js';
+import type { EmulatorEnvironment, EmulatorStore, ReceptionRecord, ValidationErrorItem } from './store.js';
+import { CODIGOS, type ComprobanteValidator, type ValidationResult } from './validate.js';
+
+export interface ProcessorOptions {
+  store: EmulatorStore;
+  registry: Registry;
+  validator: ComprobanteValidator;
+  signer: MensajeHaciendaSigner;
+  now: () => number;
+  processingDelayMs: number;
+  faults: () => FaultConfig;
+  callback: CallbackOptions;
+  log: (msg: string, extra?: Record<string, unknown>) => void;
+}
+
+/** The issuer and consecutivo that must be unique: (emisor, consecutivo from the clave), or (receptor, consecutivoReceptor). */
+export function consecutivoClaim(rec: Pick<ReceptionRecord, 'clave' | 'emisor' | 'receptor' | 'consecutivoReceptor'>): { issuer: string; consecutivo: string } | undefined {
+  if (rec.consecutivoReceptor) {
+    if (!rec.receptor) return undefined;
+    return { issuer: rec.receptor.numeroIdentificacion.replace(/^0+/, ''), consecutivo: rec.consecutivoReceptor };
+  }
+  const parts = parseClave(rec.clave);
+  if (!parts) return undefined;
+  return { issuer: parts.identificacion, consecutivo: parts.consecutivo };
+}
+
+/** Body of GET /recepcion/{clave} (also the callback body). */
+export function statusBody(rec: ReceptionRecord): Record<string, unknown> {
+  const body: Record<string, unknown> = { clave: rec.key, fecha: rec.fecha, 'ind-estado': rec.estado };
+  if (rec.callbackUrl) body['callbackUrl'] = rec.callbackUrl;
+  if (rec.respuestaXml) body['respuesta-xml'] = rec.respuestaXml.toString('base64');
+  return body;
+}
+
+export class ReceptionProcessor {
+  private closed = false;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly running = new Set<Promise<void>>();
+  private pending = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly o: ProcessorOptions) {}
+
+  /** Schedules the state transitions of a freshly received document. */
+  schedule(rec: ReceptionRecord, delayMs = this.o.processingDelayMs): void {
+    if (this.closed) return;
+    this.pending++;
+    const env = rec.environment;
+    const key = rec.key;
+    const half = Math.floor(delayMs / 2);
+    if (half > 0) {
+      this.timer(half, () => {
+        const cur = this.o.store.getReception(env, key);
+        if (cur?.estado === 'recibido') this.o.store.updateReception(env, key, { estado: 'procesando', updatedAt: this.o.now() });
+      });
+    }
+    this.timer(delayMs, () => {
+      const p = this.process(env, key)
+        .catch((e: unknown) => this.o.log('processing failed', { key, error: e instanceof Error ? e.message : String(e) }))
+        .finally(() => {
+          this.running.delete(p);
+          this.done();
+        });
+      this.running.add(p);
+    });
+  }
+
+  private timer(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      if (!this.closed) fn();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  private done(): void {
+    this.pending--;
+    if (this.pending <= 0) {
+      this.pending = 0;
+      const w = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const f of w) f();
+    }
+  }
+
+  /** Resolves when every scheduled document has been processed (callbacks may still be running). */
+  whenIdle(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  get pendingCount(): number {
+    return this.pending;
+  }
+
+  async process(env: EmulatorEnvironment, key: string): Promise<void> {
+    const { store } = this.o;
+    const rec = store.getReception(env, key);
+    if (!rec || (rec.estado !== 'recibido' && rec.estado !== 'procesando')) return;
+    if (rec.estado === 'recibido') store.updateReception(env, key, { estado: 'procesando', updatedAt: this.o.now() });
+
+    let result: ValidationResult;
+    try {
+      result = await this.o.validator(rec.xml, {
+        clave: rec.clave,
+        fecha: rec.fecha,
+        emisor: rec.emisor,
+        ...(rec.receptor ? { receptor: rec.receptor } : {}),
+        ...(rec.consecutivoReceptor ? { consecutivoReceptor: rec.consecutivoReceptor } : {}),
+        environment: env,
+        username: rec.username,
+        now: new Date(this.o.now()),
+      });
+    } catch (e) {
+      const errors = [{ codigo: CODIGOS.ERROR_INTERNO, mensaje: `Error interno al validar: ${e instanceof Error ? e.message : String(e)}`, fila: 0, columna: 0 }];
+      const updated = store.updateReception(env, key, { estado: 'error', errors, updatedAt: this.o.now() });
+      if (updated) await this.callback(updated);
+      return;
+    }
+    if (this.closed) return;
+
+    const errors: ValidationErrorItem[] = [...result.errors];
+    const claim = consecutivoClaim(rec);
+    if (claim) {
+      const owner = store.claimConsecutivo(env, claim.issuer, claim.consecutivo, key);
+      if (owner !== key) {
+        errors.push({
+          codigo: CODIGOS.CONSECUTIVO_REPETIDO,
+          mensaje: `La numeración consecutiva del comprobante que se intenta guardar (${claim.consecutivo}) ya existe en nuestras bases de datos.`,
+          fila: 0,
+          columna: 0,
+        });
+      }
+    }
+    const forced = this.o.faults().rejectClaves;
+    if (forced.includes(rec.clave) || forced.includes(key)) {
+      errors.push({ codigo: CODIGOS.RECHAZO_FORZADO, mensaje: 'Rechazo forzado por la configuración de fallas del emulador.', fila: 0, columna: 0 });
+    }
+    if (!result.accepted && errors.length === 0) {
+      errors.push({ codigo: CODIGOS.ERROR_INTERNO, mensaje: 'El validador rechazó el comprobante sin indicar el motivo.', fila: 0, columna: 0 });
+    }
+    const accepted = errors.length === 0;
+
+    let respuestaXml: Buffer | undefined;
+    let estado: ReceptionRecord['estado'] = accepted ? 'aceptado' : 'rechazado';
+    try {
+      respuestaXml = this.o.signer.build({
+        clave: rec.clave,
+        environment: env,
+        accepted,
+        errors,
+        emisor: rec.consecutivoReceptor
+          ? rec.emisor
+          : { tipoIdentificacion: result.tipoIdentificacionEmisor ?? rec.emisor.tipoIdentificacion, numeroIdentificacion: result.numeroCedulaEmisor ?? rec.emisor.numeroIdentificacion },
+        ...(result.nombreEmisor ? { nombreEmisor: result.nombreEmisor } : { nombreEmisor: this.o.registry.getTaxpayer(rec.emisor.numeroIdentificacion)?.nombre }),
+        ...(rec.receptor ? { receptor: rec.receptor } : {}),
+        ...(result.nombreReceptor ? { nombreReceptor: result.nombreReceptor } : {}),
+        ...(result.montoTotalImpuesto !== undefined ? { montoTotalImpuesto: result.montoTotalImpuesto } : {}),
+        ...(result.totalFactura !== undefined ? { totalFactura: result.totalFactura } : {}),
+      });
+    } catch (e) {
+      estado = 'error';
+      errors.push({ codigo: CODIGOS.ERROR_INTERNO, mensaje: `No se pudo generar la respuesta: ${e instanceof Error ? e.message : String(e)}`, fila: 0, columna: 0 });
+    }
+
+    const patch: Partial<ReceptionRecord> = { estado, errors, updatedAt: this.o.now() };
+    if (respuestaXml) patch.respuestaXml = respuestaXml;
+    if (result.nombreEmisor) patch.nombreEmisor = result.nombreEmisor;
+    if (result.nombreReceptor) patch.nombreReceptor = result.nombreReceptor;
+    if (result.referencias?.length) patch.referencias = result.referencias;
+    if (result.tipoComprobante) patch.tipoComprobante = result.tipoComprobante;
+    const updated = store.updateReception(env, key, patch);
+    if (accepted && !rec.consecutivoReceptor) this.learnTaxpayer(result);
+    if (updated) await this.callback(updated);
+  }
+
+  /** An accepted issuer the registry does not know becomes a known taxpayer (/fe/ae). */
+  private learnTaxpayer(r: ValidationResult): void {
+    const id = r.numeroCedulaEmisor;
+    if (!id || !r.nombreEmisor || this.o.registry.hasTaxpayer(id)) return;
+    const t: TaxpayerRecord = {
+      nombre: r.nombreEmisor.toUpperCase(),
+      tipoIdentificacion: r.tipoIdentificacionEmisor ?? '02',
+      regimen: { codigo: 1, descripcion: 'Régimen general' },
+      situacion: { moroso: 'NO', omiso: 'NO', estado: 'Inscrito', administracionTributaria: '' },
+      actividades: r.codigoActividadEmisor ? [{ estado: 'A', tipo: 'P', codigo: r.codigoActividadEmisor, descripcion: '' }] : [],
+    };
+    this.o.registry.putTaxpayer(id, t);
+    this.o.store.putLearntTaxpayer(id, t);
+  }
+
+  private async callback(rec: ReceptionRecord): Promise<void> {
+    if (!rec.callbackUrl || this.closed) return;
+    const url = rec.callbackUrl;
+    // Not awaited by processing: a slow receiver must not hold the document's verdict back.
+    const p = deliverCallback(url, statusBody(rec), this.o.callback, (ms) => this.sleep(ms), () => this.closed).then((outcome) => {
+      if (!this.closed) this.o.store.updateReception(rec.environment, rec.key, { callback: outcome });
+    });
+    const tracked = p.catch(() => undefined).finally(() => this.running.delete(tracked));
+    this.running.add(tracked);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.timer(ms, resolve));
+  }
+
+  /** Stops timers and waits (up to `graceMs`) for validations and callbacks in progress. */
+  async close(graceMs = 2_000): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    const all = Promise.allSettled([...this.running]);
+    await Promise.race([all, new Promise((r) => setTimeout(r, graceMs).unref())]);
+    const w = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const f of w) f();
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * What the emulator knows about taxpayers, exoneration documents and CABYS codes: seeded from the
+ * registry JSON (shapes of /fe/ae and /fe/ex) and the CABYS catalogue (`{id, description, tax_percent}`,
+ * tax_percent a fraction), either plain JSON or gzip (detected by magic bytes).
+ */
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+
+export interface TaxpayerRecord {
+  nombre: string;
+  tipoIdentificacion: string;
+  regimen: { codigo: number; descripcion: string };
+  situacion: { moroso: string; omiso: string; estado: string; administracionTributaria: string; mensaje?: string };
+  actividades: { estado: string; tipo: string; codigo: string; descripcion: string }[];
+}
+
+export interface ExoneracionRecord {
+  numeroDocumento: string;
+  identificacion: string;
+  porcentajeExoneracion: number;
+  [k: string]: unknown;
+}
+
+export interface CabysEntry {
+  codigo: string;
+  descripcion: string;
+  /** Integer percent (13, 4, 2, 1, 0). */
+  impuesto: number;
+}
+
+interface IndexedCabys extends CabysEntry {
+  tokens: string[];
+  norm: string;
+}
+
+export interface RegistryFile {
+  contribuyentes?: (TaxpayerRecord & { identificacion: string })[];
+  exoneraciones?: ExoneracionRecord[];
+}
+
+/** Lowercase, accents removed, punctuation → spaces. */
+export function normalizeText(s: string): string {
+  return s
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9ñ]+/g, ' ')
+    .trim();
+}
+
+const STOPWORDS = new Set(['de', 'del', 'la', 'las', 'el', 'los', 'y', 'o', 'para', 'con', 'en', 'a', 'por', 'sin', 'al', 'un', 'una']);
+
+function singular(w: string): string {
+  if (w.length > 4 && w.endsWith('es')) return w.slice(0, -2);
+  if (w.length > 3 && w.endsWith('s')) return w.slice(0, -1);
+  return w;
+}
+
+export function readMaybeGzip(file: string): string {
+  const buf = readFileSync(file);
+  const raw = buf.length > 2 && buf[0] === 0x1f && buf[1] === 0x8b ? gunzipSync(buf) : buf;
+  return raw.toString('utf8');
+}
+
+export class Registry {
+  private readonly taxpayers = new Map<string, TaxpayerRecord>();
+  private readonly exoneraciones = new Map<string, ExoneracionRecord>();
+  private readonly cabys: IndexedCabys[] = [];
+  private readonly cabysByCode = new Map<string, IndexedCabys>();
+
+  static load(registryFile: string, cabysFile: string): Registry {
+    const r = new Registry();
+    const reg = JSON.parse(readMaybeGzip(registryFile)) as RegistryFile;
+    for (const c of reg.contribuyentes ?? []) {
+      const { identificacion, ...rest } = c;
+      r.taxpayers.set(identificacion, normalizeTaxpayer(rest));
+    }
+    for (const e of reg.exoneraciones ?? []) r.exoneraciones.set(e.numeroDocumento.toUpperCase(), e);
+    const rows = JSON.parse(readMaybeGzip(cabysFile)) as { id: string; description: string; tax_percent: number }[];
+    for (const row of rows) r.addCabys({ codigo: row.id, descripcion: row.description.trim(), impuesto: Math.round(row.tax_percent * 100) });
+    return r;
+  }
+
+  private addCabys(e: CabysEntry): void {
+    const norm = normalizeText(e.descripcion);
+    const item: IndexedCabys = { ...e, norm, tokens: norm.split(' ').filter(Boolean) };
+    this.cabys.push(item);
+    this.cabysByCode.set(e.codigo, item);
+  }
+
+  getTaxpayer(id: string): TaxpayerRecord | undefined {
+    return this.taxpayers.get(id);
+  }
+
+  hasTaxpayer(id: string): boolean {
+    return this.taxpayers.has(id);
+  }
+
+  putTaxpayer(id: string, t: TaxpayerRecord): void {
+    this.taxpayers.set(id, normalizeTaxpayer(t));
+  }
+
+  taxpayerIds(): string[] {
+    return [...this.taxpayers.keys()];
+  }
+
+  getExoneracion(numero: string): ExoneracionRecord | undefined {
+    return this.exoneraciones.get(numero.toUpperCase());
+  }
+
+  getCabys(codigo: string): CabysEntry | undefined {
+    const c = this.cabysByCode.get(codigo);
+    return c ? { codigo: c.codigo, descripcion: c.descripcion, impuesto: c.impuesto } : undefined;
+  }
+
+  get cabysCount(): number {
+    return this.cabys.length;
+  }
+
+  /**
+   * Word search: accents and case ignored. Ranking: more query words matched; then exact word matches over
+   * word-prefix and substring matches; then the earliest position of a match (descriptions that start with the
+   * word first); then shorter descriptions; then code.
+   */
+  searchCabys(q: string): { total: number; results: CabysEntry[] } {
+    const words = normalizeText(q).split(' ').filter(Boolean);
+    const significant = words.filter((w) => !STOPWORDS.has(w));
+    const query = significant.length ? significant : words;
+    if (query.length === 0) return { total: 0, results: [] };
+    const scored: { item: IndexedCabys; matched: number; score: number; pos: number }[] = [];
+    for (const item of this.cabys) {
+      let matched = 0;
+      let score = 0;
+      let pos = Number.MAX_SAFE_INTEGER;
+      for (const w of query) {
+        let best = 0;
+        let bestPos = Number.MAX_SAFE_INTEGER;
+        const ws = singular(w);
+        // Every kind of match implies the normalized text contains the singular form: cheap prefilter.
+        if (!item.norm.includes(ws)) continue;
+        for (let i = 0; i < item.tokens.length; i++) {
+          const t = item.tokens[i]!;
+          let s = 0;
+          if (t === w || singular(t) === ws) s = 3;
+          else if (t.startsWith(w)) s = 2;
+          else if (w.length >= 4 && t.includes(w)) s = 1;
+          if (s > best || (s === best && s > 0 && i < bestPos)) {
+            best = s;
+            bestPos = i;
+          }
+        }
+        if (best > 0) {
+          matched++;
+          score += best;
+          pos = Math.min(pos, bestPos);
+        }
+      }
+      if (matched > 0) scored.push({ item, matched, score, pos });
+    }
+    // When some entries match every word, only those count (the real API is an AND search).
+    const full = scored.filter((s) => s.matched === query.length);
+    const pool = full.length > 0 ? full : scored;
+    pool.sort(
+      (a, b) =>
+        b.matched - a.matched ||
+        b.score - a.score ||
+        a.pos - b.pos ||
+        a.item.descripcion.length - b.item.descripcion.length ||
+        (a.item.codigo < b.item.codigo ? -1 : a.item.codigo > b.item.codigo ? 1 : 0),
+    );
+    return {
+      total: pool.length,
+      results: pool.map((s) => ({ codigo: s.item.codigo, descripcion: s.item.descripcion, impuesto: s.item.impuesto })),
+    };
+  }
+}
+
+function normalizeTaxpayer(t: TaxpayerRecord): TaxpayerRecord {
+  return {
+    ...t,
+    actividades: (t.actividades ?? []).map((a) => ({ ...a, codigo: String(a.codigo) })),
+  };
+}
