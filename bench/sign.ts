@@ -112,4 +112,4 @@ function main(): void {
   );
 }
 
-main();
+if (import.meta.url === `file://${process.argv[1]}`) main();

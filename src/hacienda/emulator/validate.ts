@@ -202,7 +202,7 @@ export function createDefaultValidator(opts: DefaultValidatorOptions = {}): Comp
     // 3-4. Signature and signer
     const issuer = doc.kind === 'FEC' ? doc.receptor?.identificacion : doc.emisor.identificacion;
     if (opts.signature !== false) {
-      const report = verifyXades(text, meta.now);
+      const report = verifyXades(text, meta.now, { crossCheck: false });
       errors.push(...signatureErrors(report));
       if (opts.signer !== false && report.signer) {
         const id = report.signer.identificacion;
@@ -270,7 +270,7 @@ async function validateMensajeReceptor(
     }
   }
   if (opts.signature !== false) {
-    const report = verifyXades(text, meta.now);
+    const report = verifyXades(text, meta.now, { crossCheck: false });
     errors.push(...signatureErrors(report));
     if (opts.signer !== false && report.signer && stripZeros(report.signer.identificacion ?? '') !== stripZeros(m.numeroCedulaReceptor)) {
       errors.push(err(CODIGOS.FIRMANTE, `El mensaje está firmado con el certificado de otro contribuyente (${report.signer.subjectSerialNumber ?? '?'}), no del receptor ${m.numeroCedulaReceptor}.`));
