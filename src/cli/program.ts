@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { defineCertsCommands } from '../commands/certs/index.js';
 import { defineDemoCommand } from '../commands/demo/index.js';
 import { defineDocumentCommands } from '../commands/document/index.js';
+import { defineHaciendaCommands } from '../commands/hacienda/index.js';
 import type { Ctx } from './context.js';
 import { EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
 import { processIO, writeLine, type IO } from './io.js';
@@ -58,6 +59,7 @@ export function buildProgram(ctx: Ctx): Command {
   defineDocumentCommands(program, ctx);
   defineCertsCommands(program, ctx);
   defineDemoCommand(program, ctx);
+  defineHaciendaCommands(program, ctx);
   program.helpCommand(false);
   program
     .command('help [command...]')

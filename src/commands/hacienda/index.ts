@@ -1,0 +1,40 @@
+/** `fecr hacienda serve`: the local emulator of Hacienda's APIs. */
+import type { Command } from 'commander';
+import type { Ctx } from '../../cli/context.js';
+
+export interface ServeEmulatorFlags {
+  host: string;
+  port: string;
+  users?: string;
+  data?: string;
+  delay: string;
+  latency?: string;
+  errorRate?: string;
+  rateLimitRate?: string;
+  dropRate?: string;
+  lostResponseRate?: string;
+  idpOutage?: boolean;
+  reject?: string[];
+  seed?: string;
+}
+
+export function defineHaciendaCommands(program: Command, ctx: Ctx): void {
+  const hacienda = program.command('hacienda').description("Hacienda's APIs: the local emulator");
+  hacienda
+    .command('serve')
+    .description('run the local emulator (IdP, recepción, public queries); prints {"url": …} on stdout when ready')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port (0 = any free port)', '0')
+    .option('--users <file>', 'strict IdP: JSON file {username: password} (default: any non-empty credentials)')
+    .option('--data <file>', 'keep the state in this SQLite file across restarts (default: in memory)')
+    .option('--delay <ms>', 'processing time from reception to verdict', '200')
+    .option('--latency <ms>', 'fault: added latency per request')
+    .option('--error-rate <fraction>', 'fault: fraction of requests answered 503')
+    .option('--rate-limit-rate <fraction>', 'fault: fraction of requests answered 429')
+    .option('--drop-rate <fraction>', 'fault: fraction of connections dropped before processing')
+    .option('--lost-response-rate <fraction>', 'fault: fraction processed whose answer is lost')
+    .option('--idp-outage', 'fault: the IdP answers 503')
+    .option('--reject <clave...>', 'fault: always reject these claves')
+    .option('--seed <n>', 'seed for the random faults (reproducible runs)')
+    .action(async (opts: ServeEmulatorFlags) => (await import('./serve.js')).run(ctx, opts));
+}

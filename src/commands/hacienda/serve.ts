@@ -1,0 +1,58 @@
+import type { Ctx } from '../../cli/context.js';
+import { UsageError, UserError } from '../../cli/errors.js';
+import { resolvePath, writeLine } from '../../cli/io.js';
+import { info } from '../../cli/output.js';
+import type { ServeEmulatorFlags } from './index.js';
+
+function num(flag: string, value: string | undefined, { min = 0, max = Number.MAX_SAFE_INTEGER, integer = false } = {}): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+    throw new UsageError(`${flag} must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}`);
+  }
+  return n;
+}
+
+export async function run(ctx: Ctx, f: ServeEmulatorFlags): Promise<void> {
+  const port = num('--port', f.port, { max: 65535, integer: true })!;
+  const processingDelayMs = num('--delay', f.delay, { max: 3_600_000, integer: true })!;
+  const faults = {
+    ...(f.latency !== undefined && { latencyMs: num('--latency', f.latency, { max: 600_000, integer: true }) }),
+    ...(f.errorRate !== undefined && { errorRate: num('--error-rate', f.errorRate, { max: 1 }) }),
+    ...(f.rateLimitRate !== undefined && { rateLimitRate: num('--rate-limit-rate', f.rateLimitRate, { max: 1 }) }),
+    ...(f.dropRate !== undefined && { dropRate: num('--drop-rate', f.dropRate, { max: 1 }) }),
+    ...(f.lostResponseRate !== undefined && { lostResponseRate: num('--lost-response-rate', f.lostResponseRate, { max: 1 }) }),
+    ...(f.idpOutage && { idpOutage: true }),
+    ...(f.reject && { rejectClaves: f.reject }),
+  };
+  const { startEmulator } = await import('../../hacienda/index.js');
+  let emulator;
+  try {
+    emulator = await startEmulator({
+      host: f.host,
+      port,
+      processingDelayMs,
+      users: f.users === undefined ? undefined : resolvePath(ctx.io, f.users),
+      dataFile: f.data === undefined ? undefined : resolvePath(ctx.io, f.data),
+      faults,
+      seed: num('--seed', f.seed, { integer: true }),
+    });
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (err.code === 'EADDRINUSE') throw new UserError(`port ${port} on ${f.host} is already in use`);
+    if (err.code === 'ENOENT') throw new UserError(`${err.path ?? 'file'}: no such file`);
+    throw new UserError(`cannot start the emulator: ${err.message}`, 1);
+  }
+  writeLine(ctx.io.stdout, JSON.stringify({ url: emulator.url }));
+  info(ctx, `Hacienda emulator listening on ${emulator.url} (Ctrl-C to stop)`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await emulator.close();
+}
