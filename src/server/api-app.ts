@@ -1,0 +1,170 @@
+/**
+ * The client API (SERVICE-SPEC "Client API"): the eight POST endpoints mapped 1:1 onto the service use cases,
+ * bearer-token authentication on every one of them, tenancy by the token's `base`, and `GET /openapi.json`.
+ * Authentication runs in onRequest, before the body is read, so an unauthenticated request is always a 401.
+ */
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { ServiceContext } from '../service/context.js';
+import { submitDocument } from '../service/documents.js';
+import { getFile } from '../service/files.js';
+import { getIssuerPublic, registerIssuer, updateIssuer } from '../service/issuers.js';
+import { lookupExoneracion, lookupTaxpayer, searchCabys } from '../service/lookups.js';
+import { ServiceError } from '../service/service-error.js';
+import { CabysBody, ExoneracionBody, FileBody, findingsFromZod, IssuerLookupBody, TaxpayerBody } from './api-schemas.js';
+import { BODY_LIMIT, ERROR_CODES, HttpError, installErrorHandling, MESSAGES, sendError } from './errors.js';
+import { buildOpenApi } from './openapi.js';
+
+/** Success messages of the client API (the spec leaves their text open). */
+export const API_MESSAGES = {
+  submitted: 'Documento recibido; se enviará a Hacienda y el resultado llegará al webhook',
+  issuerRegistered: 'Emisor registrado correctamente',
+  issuerUpdated: 'Emisor actualizado correctamente',
+} as const;
+
+/** `Authorization` header → the token's account name, or null (→ 401). E.g. tokens.ts `createTokenVerifier`. */
+export type Authenticate = (authorization: string | undefined) => Promise<{ base: string } | null>;
+
+export interface ApiAppOptions {
+  authenticate: Authenticate;
+  /** pino logger for Fastify (request logs); none when omitted. */
+  logger?: Logger;
+  /** Maximum request body, bytes (default 1 MiB). */
+  bodyLimit?: number;
+  /** Skip Fastify's per-request log lines (default false). */
+  disableRequestLogging?: boolean;
+  /** The API's public URL, for `servers` in /openapi.json. */
+  publicUrl?: string | (() => string | undefined);
+}
+
+export const API_PATHS = [
+  '/api/enviar/items',
+  '/api/enviar/emisor',
+  '/api/actualizar/emisor',
+  '/api/consultar/emisor',
+  '/api/hacienda/exoneracion',
+  '/api/hacienda/cabys',
+  '/api/consultar/archivo',
+  '/api/hacienda/identificacion',
+] as const;
+
+const MAX_ACCOUNT_CACHE = 10_000;
+
+export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyInstance {
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    bodyLimit: opts.bodyLimit ?? BODY_LIMIT,
+    ...(opts.disableRequestLogging ? { logController: new LogController({ disableRequestLogging: true }) } : {}),
+  }) as unknown as FastifyInstance;
+  installErrorHandling(app, { badRequestMessage: MESSAGES.requiredFields });
+
+  // --- Authentication and tenancy -----------------------------------------------------------------
+  const accountOf = new WeakMap<FastifyRequest, number>();
+  // base → accounts.id (ids never change; whether the account may still use its token is the verifier's call).
+  const accountIds = new Map<string, number>();
+  const resolveAccount = async (base: string): Promise<number | null> => {
+    const cached = accountIds.get(base);
+    if (cached !== undefined) return cached;
+    const row = await ctx.store.db.selectFrom('accounts').select(['id', 'disabled']).where('base', '=', base).executeTakeFirst();
+    if (!row || Number(row.disabled) === 1) return null;
+    if (accountIds.size >= MAX_ACCOUNT_CACHE) accountIds.clear();
+    accountIds.set(base, Number(row.id));
+    return Number(row.id);
+  };
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (!req.url.startsWith('/api/')) return;
+    const auth = await opts.authenticate(req.headers.authorization);
+    const id = auth ? await resolveAccount(auth.base) : null;
+    if (id === null) return sendError(reply, 401, ERROR_CODES.unauthorized, MESSAGES.unauthorized);
+    accountOf.set(req, id);
+  });
+
+  const account = (req: FastifyRequest): number => {
+    const id = accountOf.get(req);
+    if (id === undefined) throw new HttpError(401, ERROR_CODES.unauthorized, MESSAGES.unauthorized);
+    return id;
+  };
+
+  // --- Endpoints ------------------------------------------------------------------------------------
+  app.post('/api/enviar/items', async (req) => {
+    const r = await run(() => submitDocument(ctx, account(req), req.body));
+    return { status: 'success', message: API_MESSAGES.submitted, clave: r.clave };
+  });
+
+  app.post('/api/enviar/emisor', async (req) => {
+    await run(() => registerIssuer(ctx, account(req), req.body));
+    return { status: 'success', message: API_MESSAGES.issuerRegistered };
+  });
+
+  app.post('/api/actualizar/emisor', async (req) => {
+    await run(() => updateIssuer(ctx, account(req), req.body));
+    return { status: 'success', message: API_MESSAGES.issuerUpdated };
+  });
+
+  app.post('/api/consultar/emisor', async (req) => {
+    const body = valid(IssuerLookupBody, req.body);
+    const data = await run(() => getIssuerPublic(ctx, account(req), body.identificacion));
+    if (!data) throw notFound(MESSAGES.issuerNotFound);
+    return { status: 'success', data };
+  });
+
+  app.post('/api/hacienda/exoneracion', async (req) => {
+    const body = valid(ExoneracionBody, req.body);
+    account(req);
+    const data = await run(() => lookupExoneracion(ctx, body.exoneracion));
+    if (!data) throw notFound(MESSAGES.exonerationNotFound);
+    return { status: 'success', data };
+  });
+
+  app.post('/api/hacienda/cabys', async (req) => {
+    const body = valid(CabysBody, req.body);
+    account(req);
+    const data = await run(() => searchCabys(ctx, body.name));
+    return { status: 'success', data };
+  });
+
+  app.post('/api/consultar/archivo', async (req) => {
+    const body = valid(FileBody, req.body);
+    const data = await run(() => getFile(ctx, account(req), body.claveHacienda, body.fileType));
+    if (!data) throw notFound(MESSAGES.fileNotFound);
+    return { status: 'success', data };
+  });
+
+  app.post('/api/hacienda/identificacion', async (req) => {
+    const body = valid(TaxpayerBody, req.body);
+    account(req);
+    const data = await run(() => lookupTaxpayer(ctx, body.identificacion));
+    if (!data) throw notFound(MESSAGES.identificationNotFound);
+    return { status: 'success', data };
+  });
+
+  app.get('/openapi.json', async () => {
+    const url = typeof opts.publicUrl === 'function' ? opts.publicUrl() : opts.publicUrl;
+    return buildOpenApi(url ? { serverUrl: url } : {});
+  });
+
+  return app;
+}
+
+/** Parses a small request body with its zod schema; 400 "Campos requeridos faltantes" + details otherwise. */
+function valid<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+  const r = schema.safeParse(body);
+  if (!r.success) throw new HttpError(400, ERROR_CODES.badRequest, MESSAGES.requiredFields, findingsFromZod(r.error));
+  return r.data;
+}
+
+function notFound(message: string): HttpError {
+  return new HttpError(404, ERROR_CODES.notFound, message);
+}
+
+/** Runs a use case; its ServiceError becomes the HTTP error body with the same status, code and details. */
+async function run<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ServiceError) throw new HttpError(e.status, e.code, e.message, e.details);
+    throw e;
+  }
+}

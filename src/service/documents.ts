@@ -1,0 +1,206 @@
+/**
+ * Document submission: validate (core) → clave → build and sign with the issuer's .p12 → store the document
+ * and its 'send' job in one transaction. Idempotent per issuer + kind + sucursal + terminal + numeroReferencia:
+ * the same body returns the stored clave and stores nothing; a different body under a used number is a 400.
+ */
+import { createHash } from 'node:crypto';
+import { parseConsecutivo, securityCodeFrom } from '../core/clave.js';
+import { issueComprobante } from '../core/comprobante.js';
+import { findingsFromZod } from '../core/input/findings.js';
+import { DocumentBody } from '../core/input/schema.js';
+import type { DocumentKind } from '../core/model.js';
+import { money } from '../core/money.js';
+import type { DocumentRow, DocumentState } from '../store/schema.js';
+import type { ServiceContext } from './context.js';
+import { findIssuer, issuerForSigning, isUniqueViolation } from './issuers.js';
+import { enqueueJob } from './jobs.js';
+import { ServiceError } from './service-error.js';
+
+export interface SubmitResult {
+  clave: string;
+  /** False when an identical earlier submission was found (nothing stored). */
+  created: boolean;
+  /** documents.id */
+  documentId: number;
+}
+
+/** tipoDoc → kind, as the core reads it (src/core/document.ts). */
+const TIPO_DOC: Record<string, DocumentKind> = { '1': 'FE', '01': 'FE', '3': 'NC', '03': 'NC', '4': 'TE', '04': 'TE' };
+
+const KIND_NAMES: Record<string, string> = { FE: 'factura electrónica', NC: 'nota de crédito', TE: 'tiquete electrónico' };
+
+/** Submits a document body (spec "Electronic document") for an issuer of the account. */
+export async function submitDocument(ctx: ServiceContext, accountId: number, body: unknown): Promise<SubmitResult> {
+  const parsed = DocumentBody.safeParse(body);
+  if (!parsed.success) throw ServiceError.validation(findingsFromZod(parsed.error));
+  const b = parsed.data;
+
+  const issuerRow = await findIssuer(ctx, accountId, b.emisor);
+  if (!issuerRow) {
+    throw ServiceError.badRequest(`El emisor ${b.emisor} no está registrado en esta cuenta; regístrelo con /api/enviar/emisor`, [
+      { path: 'emisor', message: 'no es un emisor registrado de la cuenta' },
+    ]);
+  }
+  const bodyHash = hashBody(body);
+  const kind = TIPO_DOC[b.tipoDoc];
+  const issuerSucursal = Number((JSON.parse(issuerRow.record_json) as { sucursal: number }).sucursal);
+  const numbering = kind && { kind, sucursal: b.sucursal ?? issuerSucursal, terminal: b.terminal ?? 1, numero: b.numeroReferencia };
+
+  // An earlier submission under the same number: same body → its clave; another body → 400.
+  if (numbering) {
+    const earlier = await findByNumbering(ctx, issuerRow.id, numbering);
+    if (earlier) return resolveDuplicate(earlier, bodyHash, numbering);
+  }
+
+  const issuer = issuerForSigning(ctx, issuerRow);
+  for (let attempt = 1; ; attempt++) {
+    const now = ctx.now();
+    const issued = issueComprobante(body, issuer.record, issuer.creds, {
+      securityCode: securityCodeFrom(ctx.randomBytes),
+      signingTime: new Date(now),
+      newId: () => ctx.randomBytes(8).toString('hex'),
+    });
+    if (!issued.ok) throw ServiceError.validation(issued.findings);
+    const { doc, totals, xml } = issued;
+    const parts = parseConsecutivo(doc.numeroConsecutivo);
+    if (!parts) throw new Error(`unexpected consecutivo ${doc.numeroConsecutivo}`);
+    const key = { kind: doc.kind, sucursal: parts.sucursal, terminal: parts.terminal, numero: parts.numero };
+    try {
+      const documentId = await ctx.store.db.transaction().execute(async (trx) => {
+        const inserted = await trx
+          .insertInto('documents')
+          .values({
+            account_id: accountId,
+            issuer_id: issuerRow.id,
+            clave: doc.clave,
+            kind: doc.kind,
+            sucursal: key.sucursal,
+            terminal: key.terminal,
+            numero_referencia: key.numero,
+            body_hash: bodyHash,
+            state: 'pendiente',
+            xml,
+            response_xml: null,
+            mensaje: null,
+            detalle_mensaje: null,
+            fecha_emision: doc.fechaEmision,
+            total_comprobante: money(totals.resumen.totalComprobante),
+            moneda: doc.moneda.codigoMoneda,
+            receptor_nombre: doc.receptor?.nombre ?? null,
+            created_at: now,
+            updated_at: now,
+            decided_at: null,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        await enqueueJob(trx, { type: 'send', document_id: inserted.id, run_at: now }, now);
+        return inserted.id;
+      });
+      ctx.logger.info({ accountId, clave: doc.clave, kind: doc.kind }, 'document queued');
+      return { clave: doc.clave, created: true, documentId: Number(documentId) };
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      // A concurrent submission took the number: apply the idempotency rule to it.
+      const earlier = await findByNumbering(ctx, issuerRow.id, key);
+      if (earlier) return resolveDuplicate(earlier, bodyHash, key);
+      // Otherwise the random part of the clave collided with another document's: draw again.
+      if (attempt >= 3) throw e;
+    }
+  }
+}
+
+interface Numbering {
+  kind: string;
+  sucursal: number;
+  terminal: number;
+  numero: number;
+}
+
+async function findByNumbering(ctx: ServiceContext, issuerId: number, n: Numbering) {
+  return ctx.store.db
+    .selectFrom('documents')
+    .select(['id', 'clave', 'body_hash'])
+    .where('issuer_id', '=', issuerId)
+    .where('kind', '=', n.kind)
+    .where('sucursal', '=', n.sucursal)
+    .where('terminal', '=', n.terminal)
+    .where('numero_referencia', '=', n.numero)
+    .executeTakeFirst();
+}
+
+function resolveDuplicate(earlier: { id: number; clave: string; body_hash: string }, bodyHash: string, n: Numbering): SubmitResult {
+  if (earlier.body_hash === bodyHash) return { clave: earlier.clave, created: false, documentId: Number(earlier.id) };
+  const message =
+    `El numeroReferencia ${n.numero} (${KIND_NAMES[n.kind] ?? n.kind}, sucursal ${n.sucursal}, terminal ${n.terminal}) ` +
+    `ya fue usado por otro documento con un contenido distinto (clave ${earlier.clave})`;
+  throw ServiceError.badRequest(message, [{ path: 'numeroReferencia', message: `ya fue usado por el documento ${earlier.clave}` }]);
+}
+
+/** sha256 (hex) of the canonical JSON of a body: object keys sorted at every level. */
+export function hashBody(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+}
+
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  const entries = Object.keys(value)
+    .sort()
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+  return `{${entries.join(',')}}`;
+}
+
+/** A document of the account by clave (another account's clave is null, like an unknown one). */
+export async function getDocument(ctx: ServiceContext, accountId: number, clave: string): Promise<DocumentRow | null> {
+  const row = await ctx.store.db
+    .selectFrom('documents')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('clave', '=', clave)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+/** A document row without its XML payloads. */
+export type DocumentSummary = Omit<DocumentRow, 'xml' | 'response_xml'>;
+
+export interface ListDocumentsOptions {
+  state?: DocumentState;
+  /** Only documents created at or after this instant (epoch ms). */
+  since?: number;
+  /** Default 100, at most 1000. */
+  limit?: number;
+}
+
+/** The account's documents, newest first. */
+export async function listDocuments(ctx: ServiceContext, accountId: number, opts: ListDocumentsOptions = {}): Promise<DocumentSummary[]> {
+  const limit = Math.min(Math.max(1, Math.trunc(opts.limit ?? 100)), 1000);
+  let q = ctx.store.db
+    .selectFrom('documents')
+    .select([
+      'id',
+      'account_id',
+      'issuer_id',
+      'clave',
+      'kind',
+      'sucursal',
+      'terminal',
+      'numero_referencia',
+      'body_hash',
+      'state',
+      'mensaje',
+      'detalle_mensaje',
+      'fecha_emision',
+      'total_comprobante',
+      'moneda',
+      'receptor_nombre',
+      'created_at',
+      'updated_at',
+      'decided_at',
+    ])
+    .where('account_id', '=', accountId);
+  if (opts.state !== undefined) q = q.where('state', '=', opts.state);
+  if (opts.since !== undefined) q = q.where('created_at', '>=', opts.since);
+  return q.orderBy('id', 'desc').limit(limit).execute();
+}
