@@ -5,10 +5,12 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { defineAccountCommands } from '../commands/accounts/index.js';
 import { defineCertsCommands } from '../commands/certs/index.js';
 import { defineDemoCommand } from '../commands/demo/index.js';
 import { defineDocumentCommands } from '../commands/document/index.js';
 import { defineHaciendaCommands } from '../commands/hacienda/index.js';
+import { defineServeCommand } from '../commands/serve/index.js';
 import type { Ctx } from './context.js';
 import { EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
 import { processIO, writeLine, type IO } from './io.js';
@@ -60,6 +62,8 @@ export function buildProgram(ctx: Ctx): Command {
   defineCertsCommands(program, ctx);
   defineDemoCommand(program, ctx);
   defineHaciendaCommands(program, ctx);
+  defineServeCommand(program, ctx);
+  defineAccountCommands(program, ctx);
   program.helpCommand(false);
   program
     .command('help [command...]')

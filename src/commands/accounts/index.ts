@@ -1,0 +1,50 @@
+/** `fecr accounts …`, `fecr keys rotate`, `fecr tokens revoke`: administration of the local service's data dir. */
+import type { Command } from 'commander';
+import type { Ctx } from '../../cli/context.js';
+
+export interface DataDirFlag {
+  dataDir?: string;
+}
+
+export function defineAccountCommands(program: Command, ctx: Ctx): void {
+  const accounts = program.command('accounts').description('client accounts of the service (local data dir)');
+  const dd = (c: Command) => c.option('--data-dir <dir>', 'data dir (default FECR_DATA_DIR or the platform data dir)');
+  dd(
+    accounts
+      .command('create')
+      .description('create an account; the password is read from stdin with --password-stdin')
+      .argument('<base>', 'account name (the "base" of login)')
+      .option('--password-stdin', 'read the password from stdin (first line)')
+      .option('--webhook-url <url>', 'where to deliver Hacienda verdicts (prints the signing secret once)')
+      .option('--json', 'print as JSON'),
+  ).action(async (base: string, opts) => (await import('./run.js')).create(ctx, base, opts));
+  dd(accounts.command('list').description('list accounts').option('--json', 'print as JSON')).action(async (opts) =>
+    (await import('./run.js')).list(ctx, opts),
+  );
+  dd(accounts.command('disable').description('disable an account (its tokens stop working)').argument('<base>')).action(async (base: string, opts) =>
+    (await import('./run.js')).disable(ctx, base, opts),
+  );
+  dd(accounts.command('enable').description('enable a disabled account').argument('<base>')).action(async (base: string, opts) =>
+    (await import('./run.js')).enable(ctx, base, opts),
+  );
+  dd(
+    accounts.command('passwd').description('set the password of an account').argument('<base>').option('--password-stdin', 'read the password from stdin'),
+  ).action(async (base: string, opts) => (await import('./run.js')).passwd(ctx, base, opts));
+  dd(
+    accounts
+      .command('set')
+      .description('change settings of an account')
+      .argument('<base>')
+      .requiredOption('--webhook-url <url>', 'webhook URL (prints the new signing secret once)'),
+  ).action(async (base: string, opts) => (await import('./run.js')).set(ctx, base, opts));
+
+  const keys = program.command('keys').description('token signing keys of the auth server');
+  dd(keys.command('rotate').description('add a new signing key; old keys stay in the JWKS until their last token expires')).action(async (opts) =>
+    (await import('./run.js')).rotate(ctx, opts),
+  );
+  dd(keys.command('list').description('list signing keys').option('--json', 'print as JSON')).action(async (opts) => (await import('./run.js')).keysList(ctx, opts));
+  const tokens = program.command('tokens').description('access tokens');
+  dd(tokens.command('revoke').description('revoke a token by its jti').argument('<jti>')).action(async (jti: string, opts) =>
+    (await import('./run.js')).revoke(ctx, jti, opts),
+  );
+}

@@ -1,0 +1,29 @@
+/** `fecr serve`: the whole service (auth server, client API, worker, and the emulator in env local). */
+import type { Command } from 'commander';
+import type { Ctx } from '../../cli/context.js';
+
+export interface ServeFlags {
+  dataDir?: string;
+  host: string;
+  authPort: string;
+  apiPort: string;
+  env: string;
+  publicAuthUrl?: string;
+  authJwksUrl?: string;
+  emulatorDelay: string;
+}
+
+export function defineServeCommand(program: Command, ctx: Ctx): void {
+  program
+    .command('serve')
+    .description('run the service: auth server, client API, worker (and the Hacienda emulator with --env local); prints one JSON line when ready')
+    .option('--data-dir <dir>', 'data dir (default FECR_DATA_DIR or the platform data dir)')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--auth-port <port>', 'auth server port (0 = any free port)', '0')
+    .option('--api-port <port>', 'client API port (0 = any free port)', '0')
+    .option('--env <env>', 'Hacienda: local (embedded emulator), sandbox or production', 'local')
+    .option('--public-auth-url <url>', 'public URL of the auth server (token iss/aud); default its listening URL')
+    .option('--auth-jwks-url <url>', 'verify tokens with this JWKS instead of the local keys')
+    .option('--emulator-delay <ms>', 'env local: the emulator processing delay', '200')
+    .action(async (opts: ServeFlags) => (await import('./run.js')).run(ctx, opts));
+}
