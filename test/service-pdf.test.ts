@@ -1,0 +1,187 @@
+// The PDF representación gráfica: one of each kind rendered from the signed XML, checked with poppler
+// (pdftotext: title, clave, consecutivo, parties, figures, ₡ and the state; pdftoppm: the page is not blank).
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inflateSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { securityCodeFrom } from '../src/core/clave.js';
+import { issueComprobante } from '../src/core/comprobante.js';
+import { formatAmount, renderPdf } from '../src/service/pdf.js';
+import type { DocumentRow } from '../src/store/schema.js';
+import { ISSUER, validInvoice } from './helpers/bodies.js';
+import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
+
+const FIXTURES = new URL('../fixtures/documents/', import.meta.url);
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as Record<string, any>;
+
+let t: TestIssuer;
+let dir: string;
+beforeAll(() => {
+  t = makeTestIssuer();
+  dir = mkdtempSync(join(tmpdir(), 'fecr-pdf-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function signed(body: Record<string, any>): { xml: string; clave: string; consecutivo: string } {
+  const r = issueComprobante(body, t.issuer, t.creds, {
+    securityCode: securityCodeFrom((n) => randomBytes(n)),
+    signingTime: new Date(),
+    newId: () => randomBytes(8).toString('hex'),
+  });
+  if (!r.ok) throw new Error(JSON.stringify(r.findings));
+  return { xml: r.xml, clave: r.doc.clave, consecutivo: r.doc.numeroConsecutivo };
+}
+
+function run(cmd: string, args: string[]): string {
+  const p = spawnSync(cmd, args, { encoding: 'utf8' });
+  if (p.status !== 0) throw new Error(`${cmd} failed: ${p.stderr}`);
+  return p.stdout;
+}
+
+/** Minimal PNG reader (8-bit, non-interlaced, gray/RGB/RGBA): counts pixels darker than near-white. */
+function darkPixels(png: Buffer): { width: number; height: number; dark: number } {
+  expect(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe(true);
+  let off = 8;
+  let width = 0;
+  let height = 0;
+  let colorType = 0;
+  const idat: Buffer[] = [];
+  while (off < png.length) {
+    const len = png.readUInt32BE(off);
+    const type = png.toString('latin1', off + 4, off + 8);
+    const data = png.subarray(off + 8, off + 8 + len);
+    if (type === 'IHDR') {
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+      expect(data[8]).toBe(8); // bit depth
+      colorType = data[9]!;
+      expect(data[12]).toBe(0); // not interlaced
+    } else if (type === 'IDAT') idat.push(data);
+    off += 12 + len;
+  }
+  const channels = { 0: 1, 2: 3, 4: 2, 6: 4 }[colorType as 0 | 2 | 4 | 6];
+  expect(channels).toBeDefined();
+  const bpp = channels!;
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * bpp;
+  const prev = Buffer.alloc(stride);
+  const cur = Buffer.alloc(stride);
+  let dark = 0;
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)]!;
+    const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let i = 0; i < stride; i++) {
+      const a = i >= bpp ? cur[i - bpp]! : 0;
+      const b = prev[i]!;
+      const c = i >= bpp ? prev[i - bpp]! : 0;
+      let v = line[i]!;
+      if (filter === 1) v += a;
+      else if (filter === 2) v += b;
+      else if (filter === 3) v += (a + b) >> 1;
+      else if (filter === 4) {
+        const p = a + b - c;
+        const pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      cur[i] = v & 0xff;
+    }
+    for (let x = 0; x < width; x++) {
+      const px = cur.subarray(x * bpp, x * bpp + Math.min(3, bpp));
+      if (Math.min(...px) < 200) dark++;
+    }
+    cur.copy(prev);
+  }
+  return { width, height, dark };
+}
+
+describe('renderPdf', () => {
+  const cases = [
+    { kind: 'FE', body: () => validInvoice(), state: 'aceptado' as const, title: 'Factura Electrónica', estado: 'Aceptado', total: '105,939.195', receptor: 'BANCO NACIONAL DE COSTA RICA' },
+    { kind: 'NC', body: () => fixture('09-nc-devolucion.json'), state: 'rechazado' as const, title: 'Nota de Crédito Electrónica', estado: 'Rechazado', total: '697,775.00', receptor: 'BANCO NACIONAL DE COSTA RICA' },
+    { kind: 'TE', body: () => fixture('10-te-sin-receptor.json'), state: 'pendiente' as const, title: 'Tiquete Electrónico', estado: 'Pendiente', total: undefined, receptor: 'Sin receptor identificado' },
+  ];
+
+  for (const c of cases) {
+    it(`${c.kind}: title, clave, consecutivo, parties, lines, totals with ₡, QR and state "${c.estado}"; the page renders`, async () => {
+      const s = signed(c.body());
+      const row = { xml: s.xml, clave: s.clave, state: c.state, detalle_mensaje: c.state === 'rechazado' ? '-90, "Rechazo forzado de prueba", 0, 0' : null } satisfies Partial<DocumentRow>;
+      const pdf = await renderPdf(undefined, row);
+      expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+      const file = join(dir, `${c.kind}.pdf`);
+      writeFileSync(file, pdf);
+
+      const text = run('pdftotext', ['-layout', file, '-']);
+      expect(text).toContain(c.title);
+      expect(text).toContain(s.clave);
+      expect(text).toContain(s.consecutivo);
+      expect(text).toContain('₡');
+      expect(text).toContain(`Estado en Hacienda: ${c.estado}`);
+      expect(text).toContain(ISSUER.nombre!);
+      expect(text).toContain(ISSUER.identificacion);
+      expect(text).toContain(ISSUER.correoElectronico);
+      expect(text).toContain(c.receptor);
+      for (const h of ['Código', 'Detalle', 'Cant.', 'Precio unit.', 'Descuento', 'Impuesto', 'Total línea']) expect(text).toContain(h);
+      for (const h of ['Total venta neta', 'Total impuesto', 'Total otros cargos', 'Total comprobante']) expect(text).toContain(h);
+      if (c.total) expect(text).toContain(`₡${c.total}`);
+      if (c.kind === 'FE') {
+        expect(text).toContain('Consultoría en gestión estratégica');
+        expect(text).toContain('8311200000000');
+        expect(text).toContain('10,000.00'); // the discount of line 1
+        expect(text).toContain('₡12,187.695'); // TotalImpuesto
+      }
+      if (c.kind === 'NC') {
+        expect(text).toContain('Información de referencia');
+        expect(text).toContain('Rechazo forzado de prueba');
+      }
+
+      run('pdftoppm', ['-png', '-r', '50', '-f', '1', '-l', '1', file, join(dir, c.kind)]);
+      const pngFile = join(dir, `${c.kind}-1.png`);
+      expect(statSync(pngFile).size).toBeGreaterThan(5_000);
+      const { width, height, dark } = darkPixels(readFileSync(pngFile));
+      expect(width).toBeGreaterThan(400);
+      expect(height).toBeGreaterThan(550);
+      // Text, rules and the QR code: a few percent of the page is ink.
+      expect(dark / (width * height)).toBeGreaterThan(0.02);
+      expect(dark / (width * height)).toBeLessThan(0.5);
+    });
+  }
+
+  it('another currency shows its code; many lines flow onto more pages with the column header repeated', async () => {
+    const body = validInvoice();
+    body.resumenFactura = { codigoTipoMoneda: { codigoMoneda: 'USD', tipoCambio: '512.34' }, mediosPago: [{ tipoMedioPago: '02' }] };
+    body.detalleServicio = Array.from({ length: 90 }, (_, i) => ({
+      numeroLinea: i + 1,
+      codigo: '8311200000000',
+      detalle: `Hora de consultoría número ${i + 1}`,
+      cantidad: 1,
+      unidadMedida: 'h',
+      precioUnitario: '100.00',
+      subTotal: '100.00',
+      descuento: '0.00',
+      montoTotal: '100.00',
+      impuestoNeto: 13,
+      montoTotalLinea: 113,
+      impuesto: [{ codigo: '01', codigoTarifa: '08', tarifa: '13', monto: '13.00' }],
+    }));
+    const s = signed(body);
+    const file = join(dir, 'usd.pdf');
+    writeFileSync(file, await renderPdf(undefined, { xml: s.xml, clave: s.clave, state: 'aceptado' }));
+    const pages = Number(/Pages:\s+(\d+)/.exec(run('pdfinfo', [file]))![1]);
+    expect(pages).toBeGreaterThanOrEqual(2);
+    const text = run('pdftotext', ['-layout', file, '-']);
+    expect(text).toContain('USD 10,170.00'); // TotalComprobante = 90 × 113
+    expect(text).toContain('Hora de consultoría número 90');
+    expect(text.split('Precio unit.').length - 1).toBe(pages);
+  });
+
+  it('formats amounts with thousands separators, 2 decimals at least and the XML precision', () => {
+    expect(formatAmount('1234567.5')).toBe('1,234,567.50');
+    expect(formatAmount('487.69500')).toBe('487.695');
+    expect(formatAmount('0.00000')).toBe('0.00');
+    expect(formatAmount('20.20352')).toBe('20.20352');
+    expect(formatAmount(undefined)).toBe('0.00');
+  });
+});
