@@ -66,7 +66,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       issuer: () => authUrl,
       jwks: opts.authJwksUrl ? new URL(opts.authJwksUrl) : 'local',
     });
-    if (opts.worker !== false) worker = startWorker(ctx, opts.worker ?? {});
+    if (opts.worker !== false) worker = startWorker(ctx, opts.worker ?? workerOptionsFromEnv(opts.env));
     api = buildApiApp(ctx, {
       authenticate: verify,
       logger: ctx.logger.child({ app: 'api' }),
@@ -101,4 +101,21 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       await opened.close();
     },
   };
+}
+
+/** Worker tuning from the environment (FECR_WORKER_CONCURRENCY, FECR_WORKER_LEASE_MS), for operators and tests. */
+export function workerOptionsFromEnv(env: Record<string, string | undefined>): WorkerOptions {
+  const int = (name: string): number | undefined => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number`);
+    return n;
+  };
+  const out: WorkerOptions = {};
+  const concurrency = int('FECR_WORKER_CONCURRENCY');
+  const leaseMs = int('FECR_WORKER_LEASE_MS');
+  if (concurrency !== undefined) out.concurrency = concurrency;
+  if (leaseMs !== undefined) out.leaseMs = leaseMs;
+  return out;
 }
