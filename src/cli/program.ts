@@ -11,6 +11,7 @@ import { defineDemoCommand } from '../commands/demo/index.js';
 import { defineDocumentCommands } from '../commands/document/index.js';
 import { defineHaciendaCommands } from '../commands/hacienda/index.js';
 import { defineServeCommand } from '../commands/serve/index.js';
+import { defineWebhookCommands } from '../commands/webhooks/index.js';
 import type { Ctx } from './context.js';
 import { EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
 import { processIO, writeLine, type IO } from './io.js';
@@ -64,6 +65,7 @@ export function buildProgram(ctx: Ctx): Command {
   defineHaciendaCommands(program, ctx);
   defineServeCommand(program, ctx);
   defineAccountCommands(program, ctx);
+  defineWebhookCommands(program, ctx);
   program.helpCommand(false);
   program
     .command('help [command...]')

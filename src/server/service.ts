@@ -7,7 +7,7 @@ import type { HaciendaEnvironment } from '../service/context.js';
 import { closeLookups } from '../service/lookups.js';
 import { openService, type OpenedService } from '../service/runtime.js';
 import { createTokenVerifier } from '../service/tokens.js';
-import { startWorker, type Worker, type WorkerOptions } from '../service/worker.js';
+import { acceptCallback, startWorker, type Worker, type WorkerOptions } from '../service/worker.js';
 import { buildApiApp } from './api-app.js';
 import { buildAuthApp } from './auth-app.js';
 
@@ -20,6 +20,8 @@ export interface ServiceOptions {
   environment?: HaciendaEnvironment;
   /** Public URL of the auth server (iss/aud of tokens); default the listening URL. */
   publicAuthUrl?: string;
+  /** Public URL of the client API; Hacienda's callbacks go to `<it>/hacienda/callback` (env local: the listening URL). */
+  publicApiUrl?: string;
   /** Verify tokens against this JWKS (API running apart from the auth server). */
   authJwksUrl?: string;
   emulatorDelayMs?: number;
@@ -66,20 +68,29 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       issuer: () => authUrl,
       jwks: opts.authJwksUrl ? new URL(opts.authJwksUrl) : 'local',
     });
-    if (opts.worker !== false) worker = startWorker(ctx, opts.worker ?? workerOptionsFromEnv(opts.env));
     api = buildApiApp(ctx, {
       authenticate: verify,
       logger: ctx.logger.child({ app: 'api' }),
       disableRequestLogging: true,
       publicUrl: () => (api ? urlOf(api) : undefined),
     });
-    if (worker) {
-      const w = worker;
-      api.addHook('onResponse', async (req) => {
-        if (req.url === '/api/enviar/items') w.wake();
+    // Hacienda's callback: only a hint (the worker re-confirms with GET); always 200 for Hacienda.
+    api.post('/hacienda/callback', async (req) => {
+      const r = await acceptCallback(ctx, req.body);
+      if (r.known) worker?.wake();
+      return { status: 'ok' };
+    });
+    api.addHook('onResponse', async (req) => {
+      if (req.url === '/api/enviar/items') worker?.wake();
+    });
+    await api.listen({ host, port: opts.apiPort ?? 0 });
+    if (opts.worker !== false) {
+      const callbackBase = opts.publicApiUrl ?? (ctx.hacienda.environment === 'local' ? urlOf(api) : undefined);
+      worker = startWorker(ctx, {
+        ...(callbackBase ? { callbackUrl: `${callbackBase.replace(/\/+$/, '')}/hacienda/callback` } : {}),
+        ...(opts.worker ?? workerOptionsFromEnv(opts.env)),
       });
     }
-    await api.listen({ host, port: opts.apiPort ?? 0 });
   } catch (e) {
     await api?.close();
     await auth?.close();

@@ -9,6 +9,7 @@ export interface ServeFlags {
   apiPort: string;
   env: string;
   publicAuthUrl?: string;
+  publicApiUrl?: string;
   authJwksUrl?: string;
   emulatorDelay: string;
 }
@@ -23,6 +24,7 @@ export function defineServeCommand(program: Command, ctx: Ctx): void {
     .option('--api-port <port>', 'client API port (0 = any free port)', '0')
     .option('--env <env>', 'Hacienda: local (embedded emulator), sandbox or production', 'local')
     .option('--public-auth-url <url>', 'public URL of the auth server (token iss/aud); default its listening URL')
+    .option('--public-api-url <url>', "public URL of the client API; Hacienda's callbacks go to <url>/hacienda/callback")
     .option('--auth-jwks-url <url>', 'verify tokens with this JWKS instead of the local keys')
     .option('--emulator-delay <ms>', 'env local: the emulator processing delay', '200')
     .action(async (opts: ServeFlags) => (await import('./run.js')).run(ctx, opts));

@@ -25,6 +25,7 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
       apiPort: port('--api-port', f.apiPort),
       environment: f.env as 'local' | 'sandbox' | 'production',
       publicAuthUrl: f.publicAuthUrl,
+      publicApiUrl: f.publicApiUrl,
       authJwksUrl: f.authJwksUrl,
       emulatorDelayMs: delay,
       warn: (m) => ctx.io.stderr.write(`warning: ${m}\n`),
