@@ -81,7 +81,13 @@ export async function loadMasterKey(opts: MasterKeyOptions): Promise<{ key: Buff
   const file = path.join(opts.dataDir, 'master.key');
   if (existsSync(file)) return { key: Buffer.from(readFileSync(file, 'utf8').trim(), 'base64'), source: 'file' };
   const key = randomBytes(32);
-  writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  try {
+    writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (e) {
+    // Another process created it first (two fecr processes starting at once): use theirs.
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return { key: Buffer.from(readFileSync(file, 'utf8').trim(), 'base64'), source: 'file' };
+    throw e;
+  }
   chmodSync(file, 0o600);
   opts.warn?.(`no OS keychain available: the master key is in ${file} (mode 0600); set FECR_MASTER_KEY to keep it elsewhere`);
   return { key, source: 'file' };
