@@ -1,4 +1,5 @@
 import type { Ctx } from '../../cli/context.js';
+import { waitForStopSignal } from '../../cli/signals.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { resolvePath, writeLine } from '../../cli/io.js';
 import { info } from '../../cli/output.js';
@@ -45,14 +46,7 @@ export async function run(ctx: Ctx, f: ServeEmulatorFlags): Promise<void> {
   }
   writeLine(ctx.io.stdout, JSON.stringify({ url: emulator.url }));
   info(ctx, `Hacienda emulator listening on ${emulator.url} (Ctrl-C to stop)`);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await waitForStopSignal();
+
   await emulator.close();
 }

@@ -1,4 +1,5 @@
 import type { Ctx } from '../../cli/context.js';
+import { waitForStopSignal } from '../../cli/signals.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
 import type { ServeFlags } from './index.js';
@@ -36,14 +37,7 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
     throw e;
   }
   writeLine(ctx.io.stdout, JSON.stringify({ authUrl: svc.authUrl, baseUrl: svc.baseUrl, ...(svc.haciendaUrl ? { haciendaUrl: svc.haciendaUrl } : {}) }));
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await waitForStopSignal();
+
   await svc.close();
 }
