@@ -64,6 +64,9 @@ export async function loadMasterKey(opts: MasterKeyOptions): Promise<{ key: Buff
     if (key.length !== 32) throw new Error('FECR_MASTER_KEY must be 32 bytes in base64');
     return { key, source: 'env' };
   }
+  // A key file, once written, stays the key of this data dir: never switch sources under sealed data.
+  const file = path.join(opts.dataDir, 'master.key');
+  if (existsSync(file)) return { key: Buffer.from(readFileSync(file, 'utf8').trim(), 'base64'), source: 'file' };
   const account = `master-key:${path.resolve(opts.dataDir)}`;
   if (!opts.noKeychain && opts.env.FECR_NO_KEYCHAIN !== '1') {
     try {
@@ -71,15 +74,18 @@ export async function loadMasterKey(opts: MasterKeyOptions): Promise<{ key: Buff
       const entry = new Entry('fecr', account);
       const existing = entry.getPassword();
       if (existing) return { key: Buffer.from(existing, 'base64'), source: 'keychain' };
-      const key = randomBytes(32);
-      entry.setPassword(key.toString('base64'));
-      if (entry.getPassword() === key.toString('base64')) return { key, source: 'keychain' };
+      const fresh = randomBytes(32).toString('base64');
+      entry.setPassword(fresh);
+      if (entry.getPassword() === fresh) return { key: Buffer.from(fresh, 'base64'), source: 'keychain' };
+      try {
+        entry.deletePassword();
+      } catch {
+        // nothing stored
+      }
     } catch {
       // no keychain here (headless Linux, containers, CI): fall back to a file below
     }
   }
-  const file = path.join(opts.dataDir, 'master.key');
-  if (existsSync(file)) return { key: Buffer.from(readFileSync(file, 'utf8').trim(), 'base64'), source: 'file' };
   const key = randomBytes(32);
   try {
     writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
