@@ -3,6 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 const ENTRY = new URL('./fecr-dev.ts', import.meta.url).pathname;
+/** tsx by absolute URL, so a child with another cwd still finds it. */
+const TSX = import.meta.resolve('tsx');
 
 export interface Spawned<T> {
   child: ChildProcess;
@@ -12,7 +14,7 @@ export interface Spawned<T> {
 }
 
 export async function spawnFecr<T = Record<string, string>>(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<Spawned<T>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+  const child = spawn(process.execPath, ['--import', TSX, ENTRY, ...args], {
     cwd: opts.cwd,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
