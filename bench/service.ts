@@ -1,0 +1,350 @@
+/**
+ * Service benchmark (`npm run bench:service`): the issue-4 performance targets, measured with the service as
+ * its own process (`node bin/fecr.js serve --emulator-delay 50`, env local: auth server, client API, worker and
+ * the Hacienda emulator in that one process) and the load from this process, only to 127.0.0.1:
+ *   login     200 sequential POST /login (after 5 warm-ups): p50/p99                      target p50 ≤ 100 ms
+ *   emisor    authenticated POST /api/consultar/emisor with autocannon: req/s, p50/p99     target ≥ 2 000 req/s
+ *   e2e       1 000 documents POSTed to /api/enviar/items (16 at a time), then delivered by the worker to
+ *             a webhook receiver in this process: first POST → 1 000th delivery           target ≤ 30 s
+ *   items     POST /api/enviar/items with autocannon, each request a distinct numeroReferencia; a
+ *             submission counts only with 200 and a 50-digit clave: accepted/s            target ≥ 200/s
+ * The worker keeps running during `items` (it sends what was accepted), as it would in production.
+ * Usage: npx tsx bench/service.ts [seconds=10] [documents=1000] [connections=16]
+ * BENCH_PROF=<dir>: run the service under `node --cpu-prof` and print its top functions by self time.
+ * BENCH_ONLY=login,emisor,e2e,items: run only those phases.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Pool, request } from 'undici';
+import { createTestP12 } from '../src/core/sign/testcert.js';
+import { ISSUER, validInvoice } from '../test/helpers/bodies.js';
+
+// autocannon ships no types; the slice of its programmatic API used here.
+interface AcRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  setupRequest?: (req: AcRequest) => AcRequest;
+  onResponse?: (status: number, body: string) => void;
+}
+interface AcResult {
+  duration: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  '2xx': number;
+  latency: { p50: number; p90: number; p99: number; average: number; max: number };
+  requests: { average: number; sent: number };
+}
+type Autocannon = (opts: {
+  url: string;
+  connections: number;
+  duration: number;
+  pipelining?: number;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  requests?: AcRequest[];
+}) => Promise<AcResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+const SECONDS = Number(process.argv[2] ?? 10);
+const DOCS = Number(process.argv[3] ?? 1000);
+const CONNECTIONS = Number(process.argv[4] ?? 16);
+const LOGINS = 200;
+const E2E_TIMEOUT_MS = 180_000;
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'login,emisor,e2e,items').split(','));
+const PROF_DIR = process.env.BENCH_PROF;
+const BIN = new URL('../bin/fecr.js', import.meta.url).pathname;
+const PASSWORD = 'bench-contrasena-123';
+const PIN = '1234';
+
+/** Phase windows in µs of CLOCK_MONOTONIC, the clock of V8's CPU profiles (Linux), to cut the profile by phase. */
+const windows: Record<string, [number, number]> = {};
+const monoUs = () => Number(process.hrtime.bigint() / 1000n);
+async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = monoUs();
+  try {
+    return await fn();
+  } finally {
+    windows[name] = [t0, monoUs()];
+  }
+}
+const round = (n: number, d = 0) => Math.round(n * 10 ** d) / 10 ** d;
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+}
+/** Now in Costa Rica (UTC−6), as the API takes fechaEmision. */
+function nowCR(): string {
+  return new Date(Date.now() - 6 * 3600_000).toISOString().slice(0, 19) + '-06:00';
+}
+/** The 2-line FE of the tests, numbered `n`, dated now. */
+function invoice(n: number, fecha: string): string {
+  return JSON.stringify({ ...validInvoice(), numeroReferencia: n, fechaEmision: fecha });
+}
+
+// ---- webhook receiver: counts distinct deliveries per clave and reads the verdict in the MensajeHacienda
+const delivered = new Map<string, { at: number; aceptado: boolean }>();
+let deliveries = 0;
+const receiver = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    deliveries++;
+    try {
+      const p = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { folioId: string; folioDetails: { encodedFile: string }[] };
+      const xml = Buffer.from(p.folioDetails[0]?.encodedFile ?? '', 'base64').toString('utf8');
+      if (!delivered.has(p.folioId)) {
+        delivered.set(p.folioId, { at: performance.now(), aceptado: /<Mensaje>1<\/Mensaje>/.test(xml) });
+      }
+      res.writeHead(200).end();
+    } catch {
+      res.writeHead(400).end();
+    }
+  });
+});
+await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+const hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+
+// ---- data dir, account (CLI), service process
+const dataDir = mkdtempSync(join(os.tmpdir(), 'fecr-bench-'));
+const env = { ...process.env, FECR_NO_KEYCHAIN: '1', FECR_LOG_LEVEL: 'warn' };
+const created = spawnSync(process.execPath, [BIN, 'accounts', 'create', 'bench', '--password-stdin', '--webhook-url', hookUrl, '--data-dir', dataDir], {
+  env,
+  input: `${PASSWORD}\n`,
+  encoding: 'utf8',
+});
+if (created.status !== 0) throw new Error(`accounts create failed: ${created.stderr}`);
+
+if (PROF_DIR) mkdirSync(PROF_DIR, { recursive: true });
+const child: ChildProcess = spawn(
+  process.execPath,
+  [...(PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : []), BIN, 'serve', '--data-dir', dataDir, '--emulator-delay', '50'],
+  { env, stdio: ['ignore', 'pipe', 'inherit'] },
+);
+const exited = new Promise<void>((r) => child.once('exit', () => r()));
+const urls: { authUrl: string; baseUrl: string } = await new Promise((resolve, reject) => {
+  createInterface({ input: child.stdout! }).once('line', (l) => resolve(JSON.parse(l)));
+  child.once('exit', (c) => reject(new Error(`fecr serve exited ${c}`)));
+});
+
+async function post(url: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
+  const r = await request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  return { status: r.statusCode, body: await r.body.json() };
+}
+
+const out: Record<string, unknown> = {
+  machine: `${os.cpus()[0]?.model.trim()} × ${os.cpus().length}, Node ${process.version}`,
+  date: new Date().toISOString(),
+  loadAverageAtStart: os.loadavg().map((x) => round(x, 2)),
+  service: 'node bin/fecr.js serve --emulator-delay 50 (env local; worker concurrency default)',
+};
+
+try {
+  const login = await post(`${urls.authUrl}/login`, { base: 'bench', password: PASSWORD });
+  if (login.status !== 200) throw new Error(`login: ${JSON.stringify(login.body)}`);
+  const token = login.body.token as string;
+  const auth = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+  const p12 = createTestP12({ id: ISSUER.identificacion, type: '02', pin: PIN, name: ISSUER.nombre });
+  const reg = await post(
+    `${urls.baseUrl}/api/enviar/emisor`,
+    { ...ISSUER, pinCertificado: PIN, claveHacienda: Buffer.from('ClaveHacienda!1').toString('base64'), certificadoHacienda: p12.toString('base64') },
+    token,
+  );
+  if (reg.status !== 200) throw new Error(`enviar/emisor: ${JSON.stringify(reg.body)}`);
+
+  // ---- 1. login: sequential, p50/p99
+  if (ONLY.has('login')) await phase('login', async () => {
+    const times: number[] = [];
+    let failed = 0;
+    for (let i = 0; i < LOGINS + 5; i++) {
+      const t0 = performance.now();
+      const r = await request(`${urls.authUrl}/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ base: 'bench', password: PASSWORD }),
+      });
+      await r.body.dump();
+      const ms = performance.now() - t0;
+      if (r.statusCode !== 200) failed++;
+      if (i >= 5) times.push(ms);
+    }
+    times.sort((a, b) => a - b);
+    out.login = { logins: LOGINS, failed, p50Ms: round(pct(times, 50), 1), p99Ms: round(pct(times, 99), 1), maxMs: round(times.at(-1)!, 1), targetP50Ms: 100 };
+  });
+
+  // ---- 2. consultar/emisor: req/s
+  if (ONLY.has('emisor')) {
+    const body = JSON.stringify({ identificacion: ISSUER.identificacion });
+    const check = await post(`${urls.baseUrl}/api/consultar/emisor`, { identificacion: ISSUER.identificacion }, token);
+    if (check.status !== 200) throw new Error(`consultar/emisor: ${JSON.stringify(check.body)}`);
+    await autocannon({ url: `${urls.baseUrl}/api/consultar/emisor`, connections: CONNECTIONS, duration: 2, method: 'POST', headers: auth, body }); // warm-up
+    const r = await phase('emisor', () => autocannon({ url: `${urls.baseUrl}/api/consultar/emisor`, connections: CONNECTIONS, duration: SECONDS, method: 'POST', headers: auth, body }));
+    out.consultarEmisor = {
+      connections: CONNECTIONS,
+      seconds: r.duration,
+      ok: r['2xx'],
+      failed: r.non2xx + r.errors + r.timeouts,
+      reqPerSecond: round(r['2xx'] / r.duration),
+      p50Ms: r.latency.p50,
+      p99Ms: r.latency.p99,
+      targetReqPerSecond: 2000,
+    };
+  }
+
+  // ---- 3. 1 000 documents: first POST → 1 000th webhook delivered
+  if (ONLY.has('e2e')) await phase('e2e', async () => {
+    const fecha = nowCR();
+    const claves = new Set<string>();
+    let failed = 0;
+    let lastAt = 0;
+    const pool = new Pool(urls.baseUrl, { connections: 16 });
+    const start = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < DOCS) {
+          const n = 1 + next++;
+          const r = await pool.request({ path: '/api/enviar/items', method: 'POST', headers: auth, body: invoice(n, fecha) });
+          const b = (await r.body.json()) as { clave?: string };
+          if (r.statusCode === 200 && b.clave && /^\d{50}$/.test(b.clave)) claves.add(b.clave);
+          else failed++;
+        }
+      }),
+    );
+    const submittedMs = performance.now() - start;
+    // Every delivery in this phase is of these documents (none other is in flight); arrival times are
+    // taken by the receiver, so polling here does not change the figure.
+    const deadline = start + E2E_TIMEOUT_MS;
+    while ([...claves].some((c) => !delivered.has(c)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const timedOut = [...claves].some((c) => !delivered.has(c));
+    for (const c of claves) {
+      const d = delivered.get(c);
+      if (d && d.at > lastAt) lastAt = d.at;
+    }
+    const ours = [...claves].filter((c) => delivered.has(c));
+    await pool.close();
+    out.e2e = {
+      documents: DOCS,
+      accepted: claves.size,
+      failedSubmissions: failed,
+      submittedSeconds: round(submittedMs / 1000, 2),
+      submissionsPerSecond: round((claves.size / submittedMs) * 1000),
+      delivered: ours.length,
+      aceptado: ours.filter((c) => delivered.get(c)!.aceptado).length,
+      firstPostToLastDeliverySeconds: timedOut ? null : round((lastAt - start) / 1000, 2),
+      timedOut,
+      targetSeconds: 30,
+    };
+  });
+
+  // ---- 4. enviar/items: accepted submissions/s (distinct numeroReferencia per request)
+  if (ONLY.has('items')) {
+    const fecha = nowCR();
+    let n = 1_000_000;
+    let accepted = 0;
+    let failed = 0;
+    const onResponse = (status: number, body: string) => {
+      if (status === 200 && /"clave":"\d{50}"/.test(body)) accepted++;
+      else failed++;
+    };
+    const requests: AcRequest[] = [{ method: 'POST', path: '/api/enviar/items', headers: auth, setupRequest: (req) => ({ ...req, body: invoice(++n, fecha) }), onResponse }];
+    const r = await phase('items', () => autocannon({ url: urls.baseUrl, connections: CONNECTIONS, duration: SECONDS, requests }));
+    out.enviarItems = {
+      connections: CONNECTIONS,
+      seconds: r.duration,
+      accepted,
+      failed: failed + r.errors + r.timeouts,
+      acceptedPerSecond: round(accepted / r.duration),
+      p50Ms: r.latency.p50,
+      p99Ms: r.latency.p99,
+      targetPerSecond: 200,
+    };
+  }
+  out.webhookRequestsReceived = deliveries;
+  out.loadAverageAtEnd = os.loadavg().map((x) => round(x, 2));
+  if (PROF_DIR) out.profileWindowsUs = windows;
+} finally {
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  receiver.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+const verdict = (ok: boolean) => (ok ? 'met' : 'not met');
+const o = out as any;
+out.targets = {
+  ...(o.login ? { loginP50: verdict(o.login.p50Ms <= 100 && o.login.failed === 0) } : {}),
+  ...(o.consultarEmisor ? { consultarEmisor: verdict(o.consultarEmisor.reqPerSecond >= 2000) } : {}),
+  ...(o.e2e ? { e2e1000: verdict(o.e2e.firstPostToLastDeliverySeconds !== null && o.e2e.firstPostToLastDeliverySeconds <= 30 && o.e2e.delivered === DOCS) } : {}),
+  ...(o.enviarItems ? { enviarItems: verdict(o.enviarItems.acceptedPerSecond >= 200) } : {}),
+};
+console.log(JSON.stringify(out, null, 2));
+
+if (PROF_DIR) console.log(topFunctions(PROF_DIR));
+
+/** Self time per function and per package/area of the newest .cpuprofile in `dir`, for each phase window. */
+function topFunctions(dir: string): string {
+  const file = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => join(dir, f))
+    .sort()
+    .at(-1);
+  if (!file) return 'no .cpuprofile written';
+  interface Node {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+  }
+  const prof = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number };
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const where = (url: string) => {
+    const u = url.replace(/^file:\/\//, '');
+    const nm = u.lastIndexOf('/node_modules/');
+    if (nm >= 0) return u.slice(nm + 1);
+    const d = u.indexOf('/dist/');
+    return d >= 0 ? u.slice(d + 1) : u;
+  };
+  const areaOf = (u: string, fn: string) => {
+    if (u.startsWith('node_modules/')) return u.split('/').slice(0, u.split('/')[1]?.startsWith('@') ? 3 : 2).join('/');
+    if (u.startsWith('dist/')) return u.split('/').slice(0, 3).join('/');
+    return u || fn;
+  };
+  const report: string[] = [`\nCPU profile of the service process: ${file}`];
+  for (const [name, [from, to]] of Object.entries({ ...windows, whole: [0, Number.MAX_SAFE_INTEGER] as [number, number] })) {
+    const self = new Map<string, number>();
+    const area = new Map<string, number>();
+    let total = 0;
+    let t = prof.startTime;
+    prof.samples.forEach((id, i) => {
+      const dt = prof.timeDeltas[i] ?? 0;
+      t += dt;
+      if (t < from || t > to) return;
+      const n = byId.get(id)!;
+      const u = where(n.callFrame.url);
+      const key = `${n.callFrame.functionName || '(anonymous)'} ${u}${u ? `:${n.callFrame.lineNumber + 1}` : ''}`;
+      self.set(key, (self.get(key) ?? 0) + dt);
+      const a = areaOf(u, n.callFrame.functionName);
+      area.set(a, (area.get(a) ?? 0) + dt);
+      total += dt;
+    });
+    const top = (m: Map<string, number>, k: number) =>
+      [...m]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, k)
+        .map(([key, us]) => `${((us / total) * 100).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(0).padStart(6)} ms  ${key}`)
+        .join('\n');
+    report.push(`== phase ${name}: ${(total / 1e6).toFixed(1)} s sampled ==\n-- top functions by self time --\n${top(self, 25)}\n-- by area --\n${top(area, 20)}`);
+  }
+  return report.join('\n');
+}
