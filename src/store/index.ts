@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -29,7 +29,7 @@ export async function openSqliteStore(opts: OpenSqliteOptions): Promise<Store> {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   await migrate(db);
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
@@ -39,4 +39,24 @@ export async function migrate(db: Kysely<Database>): Promise<void> {
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) throw new Error(`store migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String((error as Error)?.message ?? error)}`);
+}
+
+/**
+ * Kysely prepares every query anew; the service runs the same few dozen statements over and over, so
+ * prepared statements are reused (bounded). Kysely runs one query at a time on this connection.
+ */
+function withStatementCache(sqlite: SQLite.Database, max = 256): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare: (sql: string) => {
+      let stmt = cache.get(sql);
+      if (!stmt) {
+        stmt = sqlite.prepare(sql);
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+        cache.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
 }
