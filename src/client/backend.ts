@@ -1,0 +1,102 @@
+/**
+ * What the issuer-facing CLI verbs need from fecr, whether the service runs in-process (local mode:
+ * embedded SQLite and the local emulator) or on a hosted instance reached over HTTP (remote mode).
+ * A script written against local mode runs unchanged against a hosted one because every verb goes
+ * through this one interface. Failures are BackendErrors; verdicts of Hacienda are data.
+ */
+import type { Finding } from '../core/model.js';
+
+export type FileType = 'XML' | 'PDF' | 'RESPUESTA';
+
+/** Where a document stands: ours before Hacienda answers, then Hacienda's verdict. */
+export type DocumentEstado = 'pendiente' | 'enviado' | 'recibido' | 'procesando' | 'aceptado' | 'rechazado' | 'error';
+
+export interface DocumentStatus {
+  clave: string;
+  estado: DocumentEstado;
+  /** MensajeHacienda Mensaje: 1 aceptado, 2 parcial, 3 rechazado (once decided). */
+  mensaje: number | null;
+  detalleMensaje: string | null;
+  kind: string;
+  numeroConsecutivo: string;
+  fechaEmision: string;
+  totalComprobante: string;
+  moneda: string;
+  receptorNombre: string | null;
+  /** ISO 8601 instants. */
+  createdAt: string;
+  decidedAt: string | null;
+}
+
+export interface DocumentQuery {
+  estado?: DocumentEstado;
+  /** ISO 8601 date or date-time: documents created at or after it. */
+  since?: string;
+  limit?: number;
+}
+
+export interface IssuerSummary {
+  identificacion: number;
+  tipoIdentificacion: number;
+  nombreComercial: string;
+  correoElectronico: string;
+  telefono: string;
+  ambiente: number;
+}
+
+export interface CabysEntry {
+  codigo: string;
+  descripcion: string;
+}
+
+export interface TaxpayerSummary {
+  nombre: string;
+  tipoIdentificacion: string;
+  identificacion: string;
+}
+
+export interface ExoneracionSummary {
+  numeroDocumento: string;
+  estado: 'vigente' | 'vencido';
+  porcentajeExoneracion: number;
+  fechaVencimiento: string;
+}
+
+export type BackendErrorCode =
+  /** The input was refused; `findings` say why (exit 1). */
+  | 'invalid'
+  /** Token missing, invalid or expired; bad credentials (exit 4). */
+  | 'auth'
+  /** Unknown clave, issuer, … (exit 1). */
+  | 'not_found'
+  /** The service or Hacienda could not be reached or failed (exit 1). */
+  | 'unavailable';
+
+export class BackendError extends Error {
+  constructor(
+    readonly code: BackendErrorCode,
+    message: string,
+    readonly findings: Finding[] = [],
+  ) {
+    super(message);
+    this.name = 'BackendError';
+  }
+}
+
+export interface Backend {
+  readonly mode: 'local' | 'remote';
+  registerIssuer(record: unknown): Promise<void>;
+  updateIssuer(record: unknown): Promise<void>;
+  getIssuer(identificacion: string): Promise<IssuerSummary | null>;
+  /** Validates, signs and queues a document; returns its clave (the same clave for an identical resubmission). */
+  submit(body: unknown): Promise<{ clave: string }>;
+  status(clave: string): Promise<DocumentStatus | null>;
+  /** Waits until Hacienda decides (aceptado / rechazado / error) or the timeout; returns the last status. */
+  waitForVerdict(clave: string, opts: { timeoutMs: number; onProgress?: (s: DocumentStatus) => void }): Promise<DocumentStatus>;
+  file(clave: string, type: FileType): Promise<Buffer | null>;
+  listDocuments(query: DocumentQuery): Promise<DocumentStatus[]>;
+  cabys(text: string): Promise<CabysEntry[]>;
+  taxpayer(identificacion: string): Promise<TaxpayerSummary | null>;
+  exoneracion(numero: string): Promise<ExoneracionSummary | null>;
+  close(): Promise<void>;
+}
