@@ -12,6 +12,7 @@ import { getFile } from '../service/files.js';
 import { getIssuerPublic, registerIssuer, updateIssuer } from '../service/issuers.js';
 import { lookupExoneracion, lookupTaxpayer, searchCabys } from '../service/lookups.js';
 import { ServiceError } from '../service/service-error.js';
+import { registerExtraEndpoints } from './api-extra.js';
 import { CabysBody, ExoneracionBody, FileBody, findingsFromZod, IssuerLookupBody, TaxpayerBody } from './api-schemas.js';
 import { BODY_LIMIT, ERROR_CODES, HttpError, installErrorHandling, MESSAGES, sendError } from './errors.js';
 import { buildOpenApi } from './openapi.js';
@@ -139,6 +140,8 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
     if (!data) throw notFound(MESSAGES.identificationNotFound);
     return { status: 'success', data };
   });
+
+  registerExtraEndpoints(app, ctx, account); // /api/consultar/estado, /api/consultar/documentos (additive)
 
   app.get('/openapi.json', async () => {
     const url = typeof opts.publicUrl === 'function' ? opts.publicUrl() : opts.publicUrl;

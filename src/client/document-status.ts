@@ -1,0 +1,24 @@
+/**
+ * A stored document row → the CLI's DocumentStatus (src/client/backend.ts). One mapping for the client API's
+ * `/api/consultar/estado` and `/api/consultar/documentos` and for the local backend, so both modes print the same.
+ */
+import type { DocumentSummary } from '../service/documents.js';
+import type { DocumentStatus } from './backend.js';
+
+export function documentStatusFromRow(row: Omit<DocumentSummary, 'id' | 'account_id' | 'issuer_id' | 'body_hash'>): DocumentStatus {
+  return {
+    clave: row.clave,
+    estado: row.state,
+    mensaje: row.mensaje === null ? null : Number(row.mensaje),
+    detalleMensaje: row.detalle_mensaje,
+    kind: row.kind,
+    // Clave positions 22–41 are the NumeroConsecutivo.
+    numeroConsecutivo: row.clave.slice(21, 41),
+    fechaEmision: row.fecha_emision,
+    totalComprobante: row.total_comprobante,
+    moneda: row.moneda,
+    receptorNombre: row.receptor_nombre,
+    createdAt: new Date(Number(row.created_at)).toISOString(),
+    decidedAt: row.decided_at === null ? null : new Date(Number(row.decided_at)).toISOString(),
+  };
+}

@@ -1,0 +1,240 @@
+/**
+ * Profiles: where the CLI verbs go. A profile is local (the service in-process on a data dir) or remote (a hosted
+ * instance: its auth server and client API). Stored with conf as `{profiles: {NAME: {...}}}` in `config.json` of
+ * the config dir, which follows the injected environment (XDG_CONFIG_HOME, HOME) so tests use a temp HOME.
+ * The profile in use: `--profile NAME`, else FECR_PROFILE, else "default"; an unconfigured profile is local.
+ */
+import path from 'node:path';
+import os from 'node:os';
+import { z } from 'zod';
+import { UsageError, UserError } from '../cli/errors.js';
+
+export const DEFAULT_PROFILE = 'default';
+export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export type HaciendaEnv = 'local' | 'sandbox' | 'production';
+
+export interface LocalProfile {
+  mode: 'local';
+  /** Data dir of the in-process service; absent: FECR_DATA_DIR, else the platform data dir. */
+  dataDir?: string;
+  env: HaciendaEnv;
+  /** Account of the local data dir the verbs act as (default "local"). */
+  account?: string;
+}
+
+export interface RemoteProfile {
+  mode: 'remote';
+  authUrl: string;
+  baseUrl: string;
+  /** The account name ("base") of login; remembered after a successful `fecr login --base`. */
+  base?: string;
+}
+
+export type Profile = LocalProfile | RemoteProfile;
+
+/** What is stored for a profile: any subset of the keys (checked one by one on `set`, as a whole on use). */
+export type StoredProfile = Partial<Record<ProfileKey, string>>;
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && u.search === '' && u.hash === '';
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL without query')
+  .transform((s) => s.replace(/\/+$/, ''));
+
+const accountName = z.string().trim().min(1, 'must not be empty').max(128, 'must be at most 128 characters');
+
+/** Every key of `fecr config set`, with its check and its help text. */
+export const KEY_SCHEMAS = {
+  mode: z.enum(['local', 'remote'], { error: 'must be local or remote' }),
+  env: z.enum(['local', 'sandbox', 'production'], { error: 'must be local, sandbox or production' }),
+  dataDir: z.string().trim().min(1, 'must not be empty'),
+  account: accountName,
+  authUrl: httpUrl,
+  baseUrl: httpUrl,
+  base: accountName,
+} as const;
+export type ProfileKey = keyof typeof KEY_SCHEMAS;
+export const PROFILE_KEYS = Object.keys(KEY_SCHEMAS) as ProfileKey[];
+
+export const KEY_HELP: Record<ProfileKey, string> = {
+  mode: 'local (in-process service, the default) or remote (a hosted instance)',
+  env: 'local mode: Hacienda environment, local (embedded emulator, default), sandbox or production',
+  dataDir: 'local mode: data dir (default FECR_DATA_DIR or the platform data dir)',
+  account: 'local mode: account of the data dir (default "local")',
+  authUrl: 'remote mode: URL of the auth server (POST /login)',
+  baseUrl: 'remote mode: URL of the client API',
+  base: 'remote mode: account name used by fecr login',
+};
+
+const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account'];
+const REMOTE_KEYS: ProfileKey[] = ['mode', 'authUrl', 'baseUrl', 'base'];
+
+/** A profile name from --profile / FECR_PROFILE; a bad one is a usage error naming where it came from. */
+export function profileNameFrom(env: Record<string, string | undefined>, flag?: string): string {
+  const [name, from] = flag !== undefined ? [flag, '--profile'] : env.FECR_PROFILE ? [env.FECR_PROFILE, 'FECR_PROFILE'] : [DEFAULT_PROFILE, ''];
+  if (!PROFILE_NAME.test(name)) throw new UsageError(`${from}: "${name}" is not a profile name (letters, digits, ".", "_", "-"; at most 64)`);
+  return name;
+}
+
+/** The config dir: $XDG_CONFIG_HOME/fecr, else the platform's (~/.config/fecr on Linux), from the given environment. */
+export function configDir(env: Record<string, string | undefined>): string {
+  if (env.XDG_CONFIG_HOME) return path.join(path.resolve(env.XDG_CONFIG_HOME), 'fecr');
+  const home = env.HOME || env.USERPROFILE || os.homedir();
+  if (process.platform === 'darwin') return path.join(home, 'Library', 'Preferences', 'fecr');
+  if (process.platform === 'win32') return path.join(env.APPDATA || path.join(home, 'AppData', 'Roaming'), 'fecr', 'Config');
+  return path.join(home, '.config', 'fecr');
+}
+
+/** Checks one value for a key; returns it normalised (trimmed, URL without trailing "/", absolute data dir). */
+export function checkValue(key: string, value: string, cwd: string): string {
+  if (!(PROFILE_KEYS as string[]).includes(key)) throw new UsageError(`unknown key "${key}" (keys: ${PROFILE_KEYS.join(', ')})`);
+  const r = KEY_SCHEMAS[key as ProfileKey].safeParse(value);
+  if (!r.success) throw new UsageError(`${key}: ${r.error.issues[0]?.message ?? 'invalid value'} (got "${value}")`);
+  return key === 'dataDir' ? path.resolve(cwd, r.data) : r.data;
+}
+
+/** The mode of a stored profile: its `mode`, else remote when it names an auth server or API, else local. */
+export function modeOf(stored: StoredProfile): 'local' | 'remote' {
+  if (stored.mode === 'local' || stored.mode === 'remote') return stored.mode;
+  return stored.authUrl || stored.baseUrl ? 'remote' : 'local';
+}
+
+/**
+ * The profile to use from what is stored (nothing stored: local with defaults). Keys of the other mode are kept
+ * in the file but ignored. A missing or bad value is a usage error naming the key and how to set it.
+ */
+export function resolveProfile(name: string, stored: StoredProfile = {}): Profile {
+  const mode = modeOf(stored);
+  const keys = mode === 'local' ? LOCAL_KEYS : REMOTE_KEYS;
+  const values: Record<string, string> = {};
+  for (const key of keys) {
+    const v = stored[key];
+    if (v === undefined || key === 'mode') continue;
+    const r = KEY_SCHEMAS[key].safeParse(v);
+    if (!r.success) throw new UsageError(`profile "${name}": ${key}: ${r.error.issues[0]?.message ?? 'invalid value'} (fix it with: fecr config set ${key} VALUE${flagFor(name)})`);
+    values[key] = r.data;
+  }
+  if (mode === 'local') {
+    return {
+      mode: 'local',
+      env: (values.env as HaciendaEnv | undefined) ?? 'local',
+      ...(values.dataDir !== undefined ? { dataDir: values.dataDir } : {}),
+      ...(values.account !== undefined ? { account: values.account } : {}),
+    };
+  }
+  for (const key of ['authUrl', 'baseUrl'] as const) {
+    if (values[key] === undefined) throw new UsageError(`profile "${name}" is remote but has no ${key} (set it with: fecr config set ${key} URL${flagFor(name)})`);
+  }
+  return { mode: 'remote', authUrl: values.authUrl!, baseUrl: values.baseUrl!, ...(values.base !== undefined ? { base: values.base } : {}) };
+}
+
+export function flagFor(name: string): string {
+  return name === DEFAULT_PROFILE ? '' : ` --profile ${name}`;
+}
+
+interface ConfigShape {
+  profiles?: Record<string, StoredProfile>;
+  [key: string]: unknown;
+}
+
+/** Minimal view of a conf store (keeps conf's types out of the API). */
+interface ConfLike {
+  get(key: 'profiles'): Record<string, StoredProfile> | undefined;
+  set(key: 'profiles', value: Record<string, StoredProfile>): void;
+  readonly path: string;
+}
+
+/** The profiles file of a config dir. Construct with `openProfiles`. */
+export class ProfileStore {
+  constructor(
+    private readonly conf: ConfLike,
+    readonly dir: string,
+  ) {}
+
+  /** The config file's path. */
+  get file(): string {
+    return this.conf.path;
+  }
+
+  all(): Record<string, StoredProfile> {
+    const p = this.conf.get('profiles');
+    return p && typeof p === 'object' ? { ...p } : {};
+  }
+
+  stored(name: string): StoredProfile {
+    const p = this.all()[name];
+    return p && typeof p === 'object' ? { ...p } : {};
+  }
+
+  /** Sets a key (the value checked and normalised with `checkValue`); returns the stored value. */
+  set(name: string, key: string, value: string, cwd: string): string {
+    const v = checkValue(key, value, cwd);
+    const all = this.all();
+    all[name] = { ...(all[name] ?? {}), [key]: v };
+    this.write(all);
+    return v;
+  }
+
+  /** Removes a key; true when it was set. */
+  unset(name: string, key: string): boolean {
+    if (!(PROFILE_KEYS as string[]).includes(key)) throw new UsageError(`unknown key "${key}" (keys: ${PROFILE_KEYS.join(', ')})`);
+    const all = this.all();
+    const p = all[name];
+    if (!p || !(key in p)) return false;
+    const { [key as ProfileKey]: _gone, ...rest } = p;
+    all[name] = rest;
+    this.write(all);
+    return true;
+  }
+
+  private write(all: Record<string, StoredProfile>): void {
+    try {
+      this.conf.set('profiles', all);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code) throw new UserError(`${this.file}: cannot write (${code})`);
+      throw e;
+    }
+  }
+
+  resolve(name: string): Profile {
+    return resolveProfile(name, this.stored(name));
+  }
+}
+
+/** Opens (creating nothing until the first write) the profiles of the config dir of `env`. */
+export async function openProfiles(env: Record<string, string | undefined>): Promise<ProfileStore> {
+  const dir = configDir(env);
+  const { default: Conf } = await import('conf');
+  try {
+    const conf = new Conf<ConfigShape>({ cwd: dir, configName: 'config', accessPropertiesByDotNotation: false, configFileMode: 0o600 });
+    return new ProfileStore(conf as unknown as ConfLike, dir);
+  } catch (e) {
+    const file = path.join(dir, 'config.json');
+    if (e instanceof SyntaxError) throw new UserError(`${file}: invalid JSON (${e.message}); fix or remove it`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code) throw new UserError(`${file}: cannot read (${code})`);
+    throw e;
+  }
+}
+
+/** A profile in use: its name, what it says, and the config dir it came from. */
+export interface ActiveProfile {
+  name: string;
+  profile: Profile;
+  configDir: string;
+}
+
+/** Loads and checks a profile by name. */
+export async function loadProfile(env: Record<string, string | undefined>, name: string): Promise<ActiveProfile> {
+  const store = await openProfiles(env);
+  return { name, profile: store.resolve(name), configDir: store.dir };
+}

@@ -1,0 +1,182 @@
+/**
+ * The Backend over a hosted fecr's client API (SERVICE-SPEC "Client API" plus the two additive endpoints of
+ * src/server/api-extra.ts). HTTP answers map onto BackendError codes: 400/413 → invalid (with the body's
+ * `details` as findings), 401 → auth, 404 → null where the interface allows it, else not_found;
+ * 429, 5xx and transport failures → unavailable.
+ */
+import type { Finding } from '../core/model.js';
+import {
+  BackendError,
+  type Backend,
+  type CabysEntry,
+  type DocumentQuery,
+  type DocumentStatus,
+  type ExoneracionSummary,
+  type FileType,
+  type IssuerSummary,
+  type TaxpayerSummary,
+} from './backend.js';
+import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
+
+/** The one line shown for a token the service no longer accepts (or that has expired here). */
+export const SESSION_EXPIRED = 'session expired: run fecr login';
+
+export interface RemoteBackendOptions {
+  /** The client API's URL (profile `baseUrl`). */
+  baseUrl: string;
+  /** The bearer token. */
+  token: string;
+  /** A shared client; one is made (and closed by `close()`) when omitted. */
+  http?: HttpClient;
+  /** Clock (epoch ms) and sleep, injectable for tests of the polling. */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  /** Polling of waitForVerdict: first interval, growth factor, ceiling (default 250 ms × 1.5 up to 2 s). */
+  poll?: { initialMs?: number; factor?: number; maxMs?: number };
+}
+
+const DECIDED = new Set(['aceptado', 'rechazado', 'error']);
+
+interface ErrorBody {
+  error?: unknown;
+  message?: unknown;
+  details?: unknown;
+}
+
+function findingsOf(body: ErrorBody | undefined): Finding[] {
+  if (!body || !Array.isArray(body.details)) return [];
+  return body.details
+    .filter((d): d is { path: unknown; message: unknown } => typeof d === 'object' && d !== null)
+    .map((d) => ({ path: String(d.path ?? ''), message: String(d.message ?? '') }));
+}
+
+export class RemoteBackend implements Backend {
+  readonly mode = 'remote' as const;
+  private readonly base: string;
+  private readonly http: HttpClient;
+  private readonly ownsHttp: boolean;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly poll: Required<NonNullable<RemoteBackendOptions['poll']>>;
+
+  constructor(private readonly opts: RemoteBackendOptions) {
+    this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.http = opts.http ?? new HttpClient();
+    this.ownsHttp = !opts.http;
+    this.now = opts.now ?? Date.now;
+    this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.poll = { initialMs: opts.poll?.initialMs ?? 250, factor: opts.poll?.factor ?? 1.5, maxMs: opts.poll?.maxMs ?? 2000 };
+  }
+
+  /** POSTs to a client-API path; returns the success body, or null for a 404 when `nullOn404`. */
+  private async call<T>(path: string, body: unknown, nullOn404: true): Promise<T | null>;
+  private async call<T>(path: string, body: unknown, nullOn404?: false): Promise<T>;
+  private async call<T>(path: string, body: unknown, nullOn404 = false): Promise<T | null> {
+    let res: HttpResponse;
+    try {
+      res = await this.http.postJson(`${this.base}${path}`, body, { token: this.opts.token });
+    } catch (e) {
+      if (e instanceof NetworkError) throw new BackendError('unavailable', e.message);
+      throw e;
+    }
+    const json = res.json as (ErrorBody & Record<string, unknown>) | undefined;
+    if (res.status >= 200 && res.status < 300) {
+      if (!json || typeof json !== 'object') throw new BackendError('unavailable', `${path}: the service answered ${res.status} without a JSON body`);
+      return json as T;
+    }
+    const message = typeof json?.message === 'string' ? json.message : `HTTP ${res.status}`;
+    if (res.status === 404 && nullOn404) return null;
+    switch (res.status) {
+      case 400:
+      case 413:
+      case 422:
+        throw new BackendError('invalid', message, findingsOf(json));
+      case 401:
+      case 403:
+        throw new BackendError('auth', SESSION_EXPIRED);
+      case 404:
+        throw new BackendError('not_found', message);
+      case 429: {
+        const after = res.headers['retry-after'];
+        throw new BackendError('unavailable', `${message}${after ? ` (retry after ${String(after)} s)` : ''}`);
+      }
+      default:
+        throw new BackendError(res.status >= 500 ? 'unavailable' : 'invalid', `${path}: the service answered ${res.status} (${message})`, findingsOf(json));
+    }
+  }
+
+  async registerIssuer(record: unknown): Promise<void> {
+    await this.call('/api/enviar/emisor', record);
+  }
+
+  async updateIssuer(record: unknown): Promise<void> {
+    await this.call('/api/actualizar/emisor', record);
+  }
+
+  async getIssuer(identificacion: string): Promise<IssuerSummary | null> {
+    const r = await this.call<{ data: IssuerSummary }>('/api/consultar/emisor', { identificacion }, true);
+    return r?.data ?? null;
+  }
+
+  async submit(body: unknown): Promise<{ clave: string }> {
+    const r = await this.call<{ clave: string }>('/api/enviar/items', body);
+    if (typeof r.clave !== 'string') throw new BackendError('unavailable', '/api/enviar/items: the answer has no clave');
+    return { clave: r.clave };
+  }
+
+  async status(clave: string): Promise<DocumentStatus | null> {
+    const r = await this.call<{ data: DocumentStatus }>('/api/consultar/estado', { claveHacienda: clave }, true);
+    return r?.data ?? null;
+  }
+
+  async waitForVerdict(clave: string, opts: { timeoutMs: number; onProgress?: (s: DocumentStatus) => void }): Promise<DocumentStatus> {
+    const deadline = this.now() + opts.timeoutMs;
+    let interval = this.poll.initialMs;
+    for (;;) {
+      const s = await this.status(clave);
+      if (!s) throw new BackendError('not_found', `no document with clave ${clave}`);
+      opts.onProgress?.(s);
+      const left = deadline - this.now();
+      if (DECIDED.has(s.estado) || left <= 0) return s;
+      await this.sleep(Math.min(interval, left));
+      interval = Math.min(interval * this.poll.factor, this.poll.maxMs);
+    }
+  }
+
+  async file(clave: string, type: FileType): Promise<Buffer | null> {
+    const r = await this.call<{ data: { encodedFile: string } }>('/api/consultar/archivo', { claveHacienda: clave, fileType: type }, true);
+    return r ? Buffer.from(r.data.encodedFile, 'base64') : null;
+  }
+
+  async listDocuments(query: DocumentQuery): Promise<DocumentStatus[]> {
+    const body: Record<string, unknown> = {};
+    if (query.estado !== undefined) body.estado = query.estado;
+    if (query.since !== undefined) body.desde = query.since;
+    if (query.limit !== undefined) body.limite = query.limit;
+    const r = await this.call<{ data: DocumentStatus[] }>('/api/consultar/documentos', body);
+    return r.data;
+  }
+
+  async cabys(text: string): Promise<CabysEntry[]> {
+    const r = await this.call<{ data: CabysEntry[] }>('/api/hacienda/cabys', { name: text });
+    return r.data;
+  }
+
+  async taxpayer(identificacion: string): Promise<TaxpayerSummary | null> {
+    const r = await this.call<{ data: TaxpayerSummary }>('/api/hacienda/identificacion', { identificacion }, true);
+    return r?.data ?? null;
+  }
+
+  async exoneracion(numero: string): Promise<ExoneracionSummary | null> {
+    const r = await this.call<{ data: ExoneracionSummary }>('/api/hacienda/exoneracion', { exoneracion: numero }, true);
+    return r?.data ?? null;
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsHttp) await this.http.close();
+  }
+}
+
+export function createRemoteBackend(opts: RemoteBackendOptions): RemoteBackend {
+  return new RemoteBackend(opts);
+}

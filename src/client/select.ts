@@ -1,0 +1,111 @@
+/**
+ * Which Backend a verb talks to: the profile in use (`--profile`, else FECR_PROFILE, else "default") decides.
+ * Remote profiles get the HTTP backend with the stored session token (checked for expiry here first: an expired
+ * token is the one line "session expired: run fecr login" and exit 4, with no request made); local profiles get
+ * the in-process service of src/client/local-backend.ts. Light to import: everything heavy loads on use.
+ */
+import type { Ctx } from '../cli/context.js';
+import { EXIT, SilentExit, UserError } from '../cli/errors.js';
+import { writeLine } from '../cli/io.js';
+import type { Backend } from './backend.js';
+import type { ActiveProfile, LocalProfile, RemoteProfile } from './profiles.js';
+import type { TokenSource } from './secret-store.js';
+
+export const SESSION_EXPIRED_LINE = 'session expired: run fecr login';
+
+const profileFlags = new WeakMap<Ctx, string | undefined>();
+
+/** Records the global `--profile` flag for this run (program.ts calls it before every action). */
+export function setProfileFlag(ctx: Ctx, name: string | undefined): void {
+  profileFlags.set(ctx, name);
+}
+
+/** The profile in use: `--profile`, else FECR_PROFILE, else "default". A bad name is a usage error. */
+export async function profileName(ctx: Ctx): Promise<string> {
+  const { profileNameFrom } = await import('./profiles.js');
+  return profileNameFrom(ctx.io.env, profileFlags.get(ctx));
+}
+
+/** Loads the profile in use (or the one named). */
+export async function activeProfile(ctx: Ctx, name?: string): Promise<ActiveProfile> {
+  const { loadProfile, profileNameFrom } = await import('./profiles.js');
+  return loadProfile(ctx.io.env, profileNameFrom(ctx.io.env, name ?? profileFlags.get(ctx)));
+}
+
+/** The claims fecr reads from a session token (decoded, not verified: the service verifies). */
+export interface SessionClaims {
+  sub?: string;
+  iss?: string;
+  aud?: string | string[];
+  jti?: string;
+  iat?: number;
+  exp?: number;
+}
+
+export interface Session {
+  token: string;
+  source: TokenSource;
+  claims: SessionClaims;
+  /** Seconds left (negative once expired); null when the token has no exp. */
+  secondsLeft: number | null;
+}
+
+/** Prints the one line of an expired (or refused) session and ends with exit code 4. */
+export function sessionExpired(ctx: Ctx): never {
+  writeLine(ctx.io.stderr, SESSION_EXPIRED_LINE);
+  throw new SilentExit(EXIT.auth);
+}
+
+/** Decodes a token's payload; a token that is not a JWT is an authentication error. */
+export async function decodeSession(ctx: Ctx, token: string, source: TokenSource): Promise<Session> {
+  const { decodeJwt } = await import('jose');
+  let claims: SessionClaims;
+  try {
+    claims = decodeJwt(token) as SessionClaims;
+  } catch {
+    const where = source === 'env' ? 'FECR_TOKEN' : `the stored token (${source})`;
+    throw new UserError(`${where} is not a valid session token: run fecr login`, EXIT.auth);
+  }
+  const secondsLeft = typeof claims.exp === 'number' ? claims.exp - Math.floor(ctx.now().getTime() / 1000) : null;
+  return { token, source, claims, secondsLeft };
+}
+
+/**
+ * The session of a remote profile: the token (FECR_TOKEN, the keychain or the fallback file) and its claims.
+ * `{allowExpired: false}` (the default) turns an expired token into the "session expired" line and exit 4;
+ * no token at all is a one-line exit 4 too. With `{optional: true}` a missing token is null instead.
+ */
+export async function openSession(ctx: Ctx, active: ActiveProfile, opts: { allowExpired?: boolean; optional?: boolean } = {}): Promise<Session | null> {
+  const { readToken } = await import('./secret-store.js');
+  const found = await readToken({ env: ctx.io.env, configDir: active.configDir }, active.name);
+  if (!found) {
+    if (opts.optional) return null;
+    const { flagFor } = await import('./profiles.js');
+    throw new UserError(`not logged in: run fecr login${flagFor(active.name)}`, EXIT.auth);
+  }
+  const session = await decodeSession(ctx, found.token, found.source);
+  if (!opts.allowExpired && session.secondsLeft !== null && session.secondsLeft <= 0) sessionExpired(ctx);
+  return session;
+}
+
+/**
+ * The Backend for a profile (default: the one in use). Remote: RemoteBackend on `baseUrl` with the session token
+ * (checked for expiry first). Local: `openLocalBackend(ctx, profile)` of src/client/local-backend.ts.
+ * The caller closes it.
+ */
+export async function openBackend(ctx: Ctx, name?: string): Promise<Backend> {
+  const active = await activeProfile(ctx, name);
+  if (active.profile.mode === 'local') return openLocal(ctx, active.profile);
+  return openRemote(ctx, active as ActiveProfile & { profile: RemoteProfile });
+}
+
+async function openRemote(ctx: Ctx, active: ActiveProfile & { profile: RemoteProfile }): Promise<Backend> {
+  const session = (await openSession(ctx, active))!;
+  const { RemoteBackend } = await import('./remote-backend.js');
+  return new RemoteBackend({ baseUrl: active.profile.baseUrl, token: session.token });
+}
+
+async function openLocal(ctx: Ctx, profile: LocalProfile): Promise<Backend> {
+  const { openLocalBackend } = await import('./local-backend.js');
+  return openLocalBackend(ctx, profile);
+}

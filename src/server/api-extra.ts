@@ -1,0 +1,78 @@
+/**
+ * Two endpoints the spec lacks and the CLI's remote mode needs (`fecr status`, `--wait`, `fecr documents list`).
+ * Additive: same bearer authentication (the app's onRequest hook covers every /api/ path), same tenancy (an
+ * account sees only its own documents) and the same error bodies as the spec's eight.
+ *
+ * - `POST /api/consultar/estado {claveHacienda}` → `{status: 'success', data: DocumentStatus}`;
+ *   404 not_found "Documento no encontrado para la clave proporcionada".
+ * - `POST /api/consultar/documentos {estado?, desde?, limite?}` → `{status: 'success', data: DocumentStatus[]}`,
+ *   newest first; `desde` is an ISO 8601 date or date-time (Costa Rica time when it has no offset), `limite` 1–1000
+ *   (default 100).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { documentStatusFromRow } from '../client/document-status.js';
+import { getDocument, listDocuments } from '../service/documents.js';
+import { findingsFromZod } from './api-schemas.js';
+import { ERROR_CODES, HttpError, MESSAGES } from './errors.js';
+
+export const EXTRA_MESSAGES = {
+  documentNotFound: 'Documento no encontrado para la clave proporcionada',
+} as const;
+
+export const EXTRA_PATHS = ['/api/consultar/estado', '/api/consultar/documentos'] as const;
+
+const required = (what: string) => ({ error: (iss: { input: unknown }) => (iss.input === undefined ? 'is required' : `must be ${what}`) });
+
+export const STATES = ['pendiente', 'enviado', 'recibido', 'procesando', 'aceptado', 'rechazado', 'error'] as const;
+
+export const StatusBody = z.object({
+  claveHacienda: z.string(required('a string')).trim().min(1, 'is required').describe('The 50-digit clave of the document'),
+});
+
+export const ListBody = z.object({
+  estado: z.enum(STATES, { error: `must be one of ${STATES.join(', ')}` }).optional(),
+  desde: z
+    .string('must be a string')
+    .trim()
+    .refine((s) => parseSince(s) !== null, 'must be an ISO 8601 date (2026-03-15) or date-time')
+    .optional(),
+  limite: z.coerce.number('must be a number').int('must be an integer').min(1, 'must be at least 1').max(1000, 'must be at most 1000').optional(),
+});
+
+/** ISO 8601 date or date-time → epoch ms; without an offset it is Costa Rica time (-06:00). Null when invalid. */
+export function parseSince(s: string): number | null {
+  let iso = s;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(s)) iso = `${s}T00:00:00-06:00`;
+  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s)) iso = `${s}-06:00`;
+  else if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(s)) return null;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? null : t;
+}
+
+function valid<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+  const r = schema.safeParse(body);
+  if (!r.success) throw new HttpError(400, ERROR_CODES.badRequest, MESSAGES.requiredFields, findingsFromZod(r.error));
+  return r.data;
+}
+
+/** Registers the two endpoints on the client API; `account` is the app's tenancy resolver (the request's account id). */
+export function registerExtraEndpoints(app: FastifyInstance, ctx: Parameters<typeof getDocument>[0], account: (req: FastifyRequest) => number): void {
+  app.post('/api/consultar/estado', async (req) => {
+    const body = valid(StatusBody, req.body);
+    const accountId = account(req);
+    const row = /^\d{50}$/.test(body.claveHacienda) ? await getDocument(ctx, accountId, body.claveHacienda) : null;
+    if (!row) throw new HttpError(404, ERROR_CODES.notFound, EXTRA_MESSAGES.documentNotFound);
+    return { status: 'success', data: documentStatusFromRow(row) };
+  });
+
+  app.post('/api/consultar/documentos', async (req) => {
+    const body = valid(ListBody, req.body ?? {});
+    const rows = await listDocuments(ctx, account(req), {
+      ...(body.estado ? { state: body.estado } : {}),
+      ...(body.desde ? { since: parseSince(body.desde)! } : {}),
+      ...(body.limite ? { limit: body.limite } : {}),
+    });
+    return { status: 'success', data: rows.map(documentStatusFromRow) };
+  });
+}
