@@ -1,6 +1,13 @@
 #!/usr/bin/env node
 // fecr entry point: runs the compiled CLI in dist/ (built by `npm install` / `npm run build`).
 const args = process.argv.slice(2);
+// `fecr … | head` closes the pipe early: that is not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e) => {
+    if (e && e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
+}
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // Fast path: no module graph to load for the most scripted call.
   const { readFileSync } = await import('node:fs');
