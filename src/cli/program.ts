@@ -6,12 +6,22 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { defineAccountCommands } from '../commands/accounts/index.js';
+import { defineBatchCommand } from '../commands/batch/index.js';
 import { defineCertsCommands } from '../commands/certs/index.js';
 import { defineDemoCommand } from '../commands/demo/index.js';
 import { defineDocumentCommands } from '../commands/document/index.js';
 import { defineHaciendaCommands } from '../commands/hacienda/index.js';
 import { defineServeCommand } from '../commands/serve/index.js';
 import { defineWebhookCommands } from '../commands/webhooks/index.js';
+import { setProfileFlag } from '../client/select.js';
+import { defineConfigCommands } from '../commands/config/index.js';
+import { defineLoginCommands } from '../commands/login/index.js';
+import { defineDocumentsCommands } from '../commands/documents/index.js';
+import { defineDownloadCommand } from '../commands/download/index.js';
+import { defineEmisorCommands } from '../commands/emisor/index.js';
+import { defineLookupCommands } from '../commands/lookups/index.js';
+import { defineSendCommand } from '../commands/send/index.js';
+import { defineStatusCommand } from '../commands/status/index.js';
 import type { Ctx } from './context.js';
 import { EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
 import { processIO, writeLine, type IO } from './io.js';
@@ -51,6 +61,8 @@ export function buildProgram(ctx: Ctx): Command {
     .description('Costa Rica electronic invoicing (comprobantes electrónicos v4.4)')
     .version(version(), '-V, --version')
     .option('--debug', 'show internal details of failures')
+    .option('--profile <name>', 'profile to use (default FECR_PROFILE, else "default"); see fecr config')
+    .hook('preAction', (cmd) => setProfileFlag(ctx, cmd.opts().profile as string | undefined))
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       writeOut: (s) => ctx.io.stdout.write(s),
@@ -66,6 +78,15 @@ export function buildProgram(ctx: Ctx): Command {
   defineServeCommand(program, ctx);
   defineAccountCommands(program, ctx);
   defineWebhookCommands(program, ctx);
+  defineConfigCommands(program, ctx);
+  defineLoginCommands(program, ctx);
+  defineEmisorCommands(program, ctx);
+  defineSendCommand(program, ctx);
+  defineBatchCommand(program, ctx);
+  defineStatusCommand(program, ctx);
+  defineDownloadCommand(program, ctx);
+  defineDocumentsCommands(program, ctx);
+  defineLookupCommands(program, ctx);
   program.helpCommand(false);
   program
     .command('help [command...]')

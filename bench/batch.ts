@@ -1,0 +1,66 @@
+/**
+ * Batch benchmark: generates a 10,000-row CSV (5,000 two-line FE documents), registers the test issuer in a fresh
+ * local data dir, then runs `node bin/fecr.js batch FILE.csv --wait` as a child process under /usr/bin/time -v:
+ * wall time until the last verdict (the batch waits for every one) and the child's peak RSS; counts the aceptado
+ * verdicts and distinct claves in the results file.
+ * Needs `npm run build` first. Targets: ≤ 60 s, ≤ 300 MB.   Usage: node --import tsx bench/batch.ts [documents]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { makeTestIssuer } from '../test/helpers/issuer.js';
+
+const bin = new URL('../bin/fecr.js', import.meta.url).pathname;
+const docs = Number(process.argv[2] ?? 5000);
+const dir = mkdtempSync(join(os.tmpdir(), 'fecr-bench-batch-'));
+const env = { ...process.env, HOME: dir, FECR_DATA_DIR: join(dir, 'data'), FECR_NO_KEYCHAIN: '1' };
+const fecr = (args: string[]) => spawnSync(process.execPath, [bin, ...args], { env, cwd: dir, encoding: 'utf8', maxBuffer: 1 << 30 });
+
+writeFileSync(join(dir, 'issuer.json'), JSON.stringify(makeTestIssuer().issuer));
+const reg = fecr(['emisor', 'register', 'issuer.json']);
+if (reg.status !== 0) throw new Error(reg.stderr);
+
+const csv = join(dir, 'bench.csv');
+const out = createWriteStream(csv);
+out.write('emisor,numeroReferencia,tipoDoc,fechaEmision,codigoActividad,receptorNombre,receptorTipo,receptorNumero,receptorCorreo,moneda,medioPago,condicionVenta,codigo,detalle,cantidad,unidadMedida,precioUnitario,descuento,codigoTarifa\n');
+for (let n = 1; n <= docs; n++) {
+  const doc = `3101123456,${n},1,2026-03-02T09:15:00-06:00,620100,DISTRIBUIDORA EL CAFETAL LIMITADA,02,3101987654,compras@elcafetal.example.cr,CRC,04,01`;
+  out.write(`${doc},8311200000000,Consultoría en gestión comercial,${1 + (n % 5)},h,50000,${n % 3 === 0 ? '1000' : ''},08\n`);
+  out.write(`${doc},4781400000000,Licencia de software,${1 + (n % 7)},Unid,1250.50,,08\n`);
+}
+await new Promise<void>((r) => out.end(r));
+
+const t0 = process.hrtime.bigint();
+const run = spawnSync('/usr/bin/time', ['-v', process.execPath, bin, 'batch', 'bench.csv', '--wait', '--json', '--concurrency', process.env.BENCH_CONCURRENCY ?? '8'], { env, cwd: dir, encoding: 'utf8', maxBuffer: 1 << 30 });
+const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
+const rssKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(run.stderr)?.[1] ?? NaN);
+const summary = JSON.parse(run.stdout || '{}') as Record<string, unknown>;
+// `documents list` caps at 1000 rows: count the verdicts in the results file (one line per document).
+const lines = readFileSync(join(dir, 'bench.csv.results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { clave?: string; estado?: string });
+const results = lines.length;
+const aceptado = lines.filter((l) => l.estado === 'aceptado').length;
+const distinctClaves = new Set(lines.map((l) => l.clave)).size;
+
+console.log(
+  JSON.stringify(
+    {
+      machine: `${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, Node ${process.version}`,
+      date: new Date().toISOString(),
+      rows: docs * 2,
+      documents: docs,
+      exitCode: run.status,
+      wallSecondsToLastVerdict: Math.round(wallS * 10) / 10,
+      peakRssMB: Math.round(rssKb / 1024),
+      summary,
+      resultLines: results,
+      aceptadoInResults: aceptado,
+      distinctClaves,
+      targets: { wallSeconds: 60, peakRssMB: 300 },
+    },
+    null,
+    2,
+  ),
+);
+if (run.status !== 0) console.error(run.stderr.split('\n').slice(0, 5).join('\n'));
+rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,185 @@
+/**
+ * The batch runner: takes items from the (streamed) reader, submits them to the Backend with bounded concurrency,
+ * journals each document before and after its submission, and reports one result per document. Reading pauses
+ * while `concurrency` submissions are in flight, so memory stays flat. `stop()` (Ctrl-C) stops taking new items;
+ * the ones in flight finish. With `wait`, each sent document's verdict is awaited (a separate bounded pool) and
+ * its result carries it.
+ */
+import type { Backend, DocumentEstado } from '../backend.js';
+import type { Finding } from '../../core/model.js';
+import type { BatchItem } from './reader.js';
+import { bodyHash, documentKey, type Finished, type JournalWriter, type ResultState } from './journal.js';
+
+export interface BatchResult {
+  row: number;
+  numeroReferencia?: string | number;
+  clave?: string;
+  state: ResultState;
+  /** With --wait: Hacienda's verdict (or the state reached at the timeout). */
+  estado?: DocumentEstado;
+  errors?: Finding[];
+}
+
+export interface BatchSummary {
+  total: number;
+  sent: number;
+  invalid: number;
+  errors: number;
+  /** Of `sent`: finished by an earlier run (--resume), not submitted again. */
+  skipped: number;
+  /** With --wait. */
+  aceptado?: number;
+  rechazado?: number;
+  pending?: number;
+  interrupted: boolean;
+}
+
+export interface RunnerOptions {
+  backend: Backend;
+  concurrency: number;
+  journal?: JournalWriter;
+  /** --resume: documents finished by an earlier run. */
+  finished?: Map<string, Finished>;
+  onResult: (r: BatchResult) => void;
+  onProgress?: (s: BatchSummary) => void;
+  wait?: { timeoutMs: number; concurrency: number };
+}
+
+export class BatchRunner {
+  readonly summary: BatchSummary = { total: 0, sent: 0, invalid: 0, errors: 0, skipped: 0, interrupted: false };
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  /** An authentication failure stops the batch: every other row would fail the same way. */
+  fatal: Error | undefined;
+  /**
+   * The first call into the backend runs alone: the local backend starts its emulator and worker lazily on first
+   * use, and concurrent first calls could start two workers (one of which is never stopped).
+   */
+  private warm: Promise<unknown> | undefined;
+
+  private first<T>(fn: () => Promise<T>): Promise<T> {
+    if (!this.warm) {
+      const p = fn();
+      this.warm = p.catch(() => undefined);
+      return p;
+    }
+    return this.warm.then(fn);
+  }
+
+  constructor(private readonly o: RunnerOptions) {
+    if (o.wait) Object.assign(this.summary, { aceptado: 0, rechazado: 0, pending: 0 });
+  }
+
+  /** Stops taking new items (in-flight ones finish). */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.summary.interrupted = true;
+    this.wake?.();
+  }
+
+  async run(items: AsyncIterable<BatchItem>): Promise<BatchSummary> {
+    const inflight = new Set<Promise<void>>();
+    const waiting = new Set<Promise<void>>();
+    const limit = Math.max(1, this.o.concurrency);
+    const stopping = new Promise<void>((r) => (this.wake = r));
+    for await (const item of items) {
+      if (this.stopped) break;
+      this.summary.total++;
+      if (item.errors) {
+        this.emit({ row: item.row, ...num(item), state: 'invalido', errors: item.errors });
+        continue;
+      }
+      while (inflight.size >= limit && !this.stopped) await Promise.race([...inflight, stopping]);
+      if (this.stopped) {
+        this.summary.total--;
+        break;
+      }
+      const p = this.one(item, waiting).finally(() => inflight.delete(p));
+      inflight.add(p);
+    }
+    await Promise.all(inflight);
+    await Promise.all(waiting);
+    return this.summary;
+  }
+
+  private async one(item: BatchItem, waiting: Set<Promise<void>>): Promise<void> {
+    const key = documentKey(item.body);
+    const hash = bodyHash(item.body);
+    const base = { row: item.row, ...num(item) };
+    const earlier = this.o.finished?.get(key);
+    if (earlier && earlier.bodyHash === hash) {
+      this.summary.skipped++;
+      await this.sent({ ...base, clave: earlier.clave, state: 'enviado' }, waiting);
+      return;
+    }
+    let result: BatchResult;
+    try {
+      await this.o.journal?.append({ row: item.row, key, bodyHash: hash });
+      const { clave } = await this.first(() => this.o.backend.submit(item.body));
+      result = { ...base, clave, state: 'enviado' };
+    } catch (e) {
+      result = { ...base, ...(await failure(e, item)) };
+      if ((e as { code?: string; name?: string }).name === 'BackendError' && (e as { code?: string }).code === 'auth') {
+        this.fatal ??= e as Error;
+        this.stop();
+      }
+    }
+    this.o.journal?.append({ row: item.row, key, state: result.state, ...(result.clave ? { clave: result.clave } : {}), ...num(item) }).catch(() => undefined);
+    if (result.state === 'enviado') await this.sent(result, waiting);
+    else this.emit(result);
+  }
+
+  /** A sent document: its result now, or (with --wait) once its verdict is known, in a bounded pool. */
+  private async sent(result: BatchResult, waiting: Set<Promise<void>>): Promise<void> {
+    const wait = this.o.wait;
+    if (!wait) return this.emit(result);
+    while (waiting.size >= wait.concurrency) await Promise.race(waiting);
+    const p = (async () => {
+      try {
+        const s = await this.first(() => this.o.backend.waitForVerdict(result.clave!, { timeoutMs: wait.timeoutMs }));
+        this.emit({ ...result, estado: s.estado });
+      } catch (e) {
+        this.emit({ ...result, errors: [{ path: 'clave', message: `could not get the verdict: ${(e as Error).message}` }] });
+      }
+    })().finally(() => waiting.delete(p));
+    waiting.add(p);
+  }
+
+  private emit(r: BatchResult): void {
+    const s = this.summary;
+    if (r.state === 'enviado') {
+      s.sent++;
+      if (r.estado === 'aceptado') s.aceptado!++;
+      else if (r.estado === 'rechazado' || r.estado === 'error') s.rechazado!++;
+      else if (this.o.wait) s.pending!++;
+    } else if (r.state === 'invalido') s.invalid++;
+    else s.errors++;
+    this.o.onResult(r);
+    this.o.onProgress?.(s);
+  }
+}
+
+function num(item: BatchItem): { numeroReferencia?: string | number } {
+  return item.numeroReferencia === undefined ? {} : { numeroReferencia: item.numeroReferencia };
+}
+
+/** A submission failure as a result: refused input → invalido with its findings (pointed at CSV rows); else error. */
+async function failure(e: unknown, item: BatchItem): Promise<Pick<BatchResult, 'state' | 'errors'>> {
+  const { BackendError } = await import('../backend.js');
+  const rows = item.rowLines;
+  const mapRows = async (fs: Finding[]) => {
+    if (!rows) return fs;
+    const { findingForRows } = await import('./csv.js');
+    return fs.map((f) => findingForRows(f, rows));
+  };
+  if (e instanceof BackendError) {
+    const errors = e.findings.length ? await mapRows(e.findings) : [{ path: '', message: e.message }];
+    if (e.code === 'invalid') {
+      if (e.findings.length && !errors.some((f) => f.message === e.message)) errors.unshift({ path: '', message: e.message });
+      return { state: 'invalido', errors };
+    }
+    return { state: 'error', errors: [{ path: '', message: e.message }] };
+  }
+  return { state: 'error', errors: [{ path: '', message: `internal error: ${(e as Error)?.message ?? String(e)}` }] };
+}

@@ -1,0 +1,151 @@
+import { createWriteStream, existsSync, statSync } from 'node:fs';
+import type { Ctx } from '../../cli/context.js';
+import { EXIT, SilentExit, UsageError, UserError, type ExitCode } from '../../cli/errors.js';
+import { resolvePath, writeLine } from '../../cli/io.js';
+import { info, printJson } from '../../cli/output.js';
+import { renderTable } from '../../cli/table.js';
+import type { BatchResult, BatchSummary } from '../../client/batch/runner.js';
+import { withBackend } from '../backend.js';
+import type { BatchFlags } from './index.js';
+
+/** Exit code after Ctrl-C (128 + SIGINT), as shells report it. */
+const EXIT_INTERRUPTED = 130 as ExitCode;
+
+export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<void> {
+  const { formatOf, readBatch, ReaderError } = await import('../../client/batch/reader.js');
+  const format = formatOf(file);
+  if (!format) throw new UsageError(`${file}: the batch file must end in .csv, .json or .jsonl`);
+  const concurrency = intFlag('--concurrency', opts.concurrency, 8, 1, 256);
+  if (!opts.wait && opts.timeout !== undefined) throw new UsageError('--timeout needs --wait');
+  if (opts.dryRun && (opts.resume || opts.wait)) throw new UsageError(`--dry-run sends nothing: it cannot be combined with ${opts.resume ? '--resume' : '--wait'}`);
+  const timeoutMs = intFlag('--timeout', opts.timeout, 120, 1, 86_400) * 1000;
+  const input = resolvePath(ctx.io, file);
+  if (!existsSync(input)) throw new UserError(`${file}: no such file`);
+  if (statSync(input).isDirectory()) throw new UserError(`${file}: is a directory`);
+  const outPath = resolvePath(ctx.io, opts.out ?? `${file}${opts.dryRun ? '.dry-run' : ''}.results.jsonl`);
+  const journalPath = `${input}.journal`;
+
+  const out = createWriteStream(outPath, { flags: 'w' });
+  const outError = new Promise<never>((_, reject) => out.on('error', (e) => reject(new UserError(`${opts.out ?? outPath}: cannot write (${(e as NodeJS.ErrnoException).code ?? e.message})`))));
+  outError.catch(() => undefined);
+  const onResult = (r: BatchResult) => out.write(JSON.stringify(r) + '\n');
+  const progress = progressLine(ctx);
+
+  let stopper: (() => void) | undefined;
+  let interrupted = false;
+  const onSigint = () => {
+    interrupted = true;
+    if (stopper) stopper();
+    info(ctx, '\ninterrupted: finishing the documents in flight…');
+  };
+  process.on('SIGINT', onSigint);
+
+  let summary: BatchSummary;
+  let fatal: Error | undefined;
+  try {
+    const items = readBatch(input, format);
+    if (opts.dryRun) {
+      const { validateBatch } = await import('../../client/batch/dry-run.js');
+      summary = await validateBatch(items, { onResult, onProgress: progress.update, isStopped: () => interrupted });
+    } else {
+      const [{ readJournal, JournalWriter }, { BatchRunner }] = await Promise.all([import('../../client/batch/journal.js'), import('../../client/batch/runner.js')]);
+      if (!opts.resume && existsSync(journalPath)) {
+        throw new UsageError(`${file}.journal exists from an earlier run: use --resume to continue it (or delete it to start over)`);
+      }
+      const finished = opts.resume ? await readJournal(journalPath) : undefined;
+      summary = await withBackend(ctx, async (backend) => {
+        const journal = await JournalWriter.open(journalPath);
+        const runner = new BatchRunner({
+          backend,
+          concurrency,
+          journal,
+          ...(finished ? { finished } : {}),
+          onResult,
+          onProgress: progress.update,
+          ...(opts.wait ? { wait: { timeoutMs, concurrency: Math.max(16, concurrency * 4) } } : {}),
+        });
+        stopper = () => runner.stop();
+        if (interrupted) runner.stop();
+        try {
+          return await runner.run(items);
+        } finally {
+          fatal = runner.fatal;
+          await journal.close();
+        }
+      });
+    }
+  } catch (e) {
+    if (e instanceof ReaderError) throw new UserError(`${file}: ${e.message}`);
+    throw e;
+  } finally {
+    process.off('SIGINT', onSigint);
+    progress.done();
+    await Promise.race([new Promise<void>((resolve) => out.end(resolve)), outError]);
+  }
+  if (interrupted) summary.interrupted = true;
+
+  printSummary(ctx, summary, opts, opts.out ?? outPath);
+  if (fatal) throw new UserError((fatal as Error).message, EXIT.auth);
+  if (summary.interrupted) {
+    info(ctx, `interrupted: ${summary.total} document${summary.total === 1 ? '' : 's'} processed; run the same command with --resume to continue`);
+    throw new SilentExit(EXIT_INTERRUPTED);
+  }
+  if (summary.invalid > 0 || summary.errors > 0) throw new SilentExit(EXIT.error);
+  if (opts.wait && (summary.rechazado ?? 0) > 0) throw new SilentExit(EXIT.rejected);
+  if (opts.wait && (summary.pending ?? 0) > 0) throw new SilentExit(EXIT.pending);
+}
+
+function intFlag(flag: string, value: string | undefined, dflt: number, min: number, max: number): number {
+  if (value === undefined) return dflt;
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n < min || n > max) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+function printSummary(ctx: Ctx, s: BatchSummary, opts: BatchFlags, out: string): void {
+  if (opts.json) {
+    printJson(ctx, { ...s, results: out });
+    return;
+  }
+  const header = opts.dryRun ? ['total', 'valid', 'invalid', 'errors'] : ['total', 'sent', 'invalid', 'errors'];
+  const row = [s.total, s.sent, s.invalid, s.errors].map(String);
+  if (!opts.dryRun && s.skipped > 0) {
+    header.push('resumed');
+    row.push(String(s.skipped));
+  }
+  if (opts.wait) {
+    header.push('aceptado', 'rechazado', 'pending');
+    row.push(String(s.aceptado ?? 0), String(s.rechazado ?? 0), String(s.pending ?? 0));
+  }
+  writeLine(ctx.io.stdout, renderTable(ctx, header, [row]));
+  info(ctx, `results: ${out}`);
+}
+
+/** A progress line on stderr, only when stderr is a terminal (redrawn at most 10 times a second). */
+function progressLine(ctx: Ctx): { update: (s: BatchSummary) => void; done: () => void } {
+  const stderr = ctx.io.stderr as { isTTY?: boolean; write: (s: string) => boolean };
+  if (!stderr.isTTY) return { update: () => undefined, done: () => undefined };
+  const started = Date.now();
+  let last = 0;
+  let shown = false;
+  const draw = (s: BatchSummary) => {
+    const secs = (Date.now() - started) / 1000;
+    const done = s.sent + s.invalid + s.errors;
+    stderr.write(`\r\x1b[K${done} done · ${s.sent} sent · ${s.invalid + s.errors} failed · ${secs > 0 ? Math.round(done / secs) : 0}/s`);
+    shown = true;
+  };
+  let lastSummary: BatchSummary | undefined;
+  return {
+    update: (s) => {
+      lastSummary = s;
+      const now = Date.now();
+      if (now - last < 100) return;
+      last = now;
+      draw(s);
+    },
+    done: () => {
+      if (lastSummary) draw(lastSummary);
+      if (shown) stderr.write('\n');
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/** Pieces the document verbs share (send, status, download, documents): flags, clave checks, output, exit codes. */
+import type { Ctx } from '../../cli/context.js';
+import { EXIT, UsageError, type ExitCode } from '../../cli/errors.js';
+import { writeLine } from '../../cli/io.js';
+import { renderTable } from '../../cli/table.js';
+import type { DocumentStatus } from '../../client/backend.js';
+
+export function checkClave(clave: string): string {
+  const c = clave.trim();
+  if (!/^\d{50}$/.test(c)) throw new UsageError(`CLAVE must be the 50 digits of a clave (got "${clave}")`);
+  return c;
+}
+
+/** Seconds (default 60) → ms; a usage error names the flag. */
+export function timeoutMs(value: string | undefined, flag = '--timeout'): number {
+  if (value === undefined) return 60_000;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a positive number of seconds`);
+  return Math.round(n * 1000);
+}
+
+export const DECIDED = ['aceptado', 'rechazado', 'error'];
+
+/** 0 aceptado, 3 rechazado, 1 error, 8 not decided yet. */
+export function verdictExit(s: DocumentStatus): ExitCode {
+  switch (s.estado) {
+    case 'aceptado':
+      return EXIT.ok;
+    case 'rechazado':
+      return EXIT.rejected;
+    case 'error':
+      return EXIT.error;
+    default:
+      return EXIT.pending;
+  }
+}
+
+export const STATUS_HEADER = ['clave', 'estado', 'kind', 'numeroConsecutivo', 'fechaEmision', 'totalComprobante', 'moneda', 'receptor'];
+
+export function statusRow(s: DocumentStatus): string[] {
+  return [s.clave, s.estado, s.kind, s.numeroConsecutivo, s.fechaEmision, s.totalComprobante, s.moneda, s.receptorNombre ?? ''];
+}
+
+export function printStatusTable(ctx: Ctx, rows: DocumentStatus[]): void {
+  writeLine(ctx.io.stdout, renderTable(ctx, STATUS_HEADER, rows.map(statusRow)));
+}
+
+/** DetalleMensaje as Hacienda wrote it, line by line, without blank edges. */
+export function printDetalle(ctx: Ctx, s: DocumentStatus): void {
+  const d = s.detalleMensaje?.trim();
+  if (d) writeLine(ctx.io.stdout, d);
+}
+
+/** What a still-undecided document is waiting for, as one line. */
+export function pendingLine(s: DocumentStatus): string {
+  return s.estado === 'pendiente'
+    ? `${s.clave} is not sent yet (Hacienda could not be reached); it is sent by the next fecr command that runs the worker`
+    : `Hacienda has not decided on ${s.clave} yet (${s.estado}); check later with: fecr status ${s.clave}`;
+}

@@ -1,0 +1,40 @@
+import type { Ctx } from '../../cli/context.js';
+import { UsageError, UserError } from '../../cli/errors.js';
+import { readAll, readInput, readJson, writeLine } from '../../cli/io.js';
+import { info, printJson } from '../../cli/output.js';
+import { renderTable } from '../../cli/table.js';
+import { withBackend } from '../backend.js';
+import type { EmisorFlags } from './index.js';
+
+export async function save(ctx: Ctx, verb: 'register' | 'update', file: string | undefined, opts: EmisorFlags): Promise<void> {
+  if (!file) throw new UsageError(`missing argument FILE.json: the issuer record to ${verb} (fecr emisor ${verb} FILE.json)`);
+  if (file === '-' && opts.pinStdin) throw new UsageError('--pin-stdin needs the record in a file: stdin cannot carry both');
+  const record = await readJson(ctx.io, file);
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) throw new UserError(`${file === '-' ? 'stdin' : file}: the issuer record must be a JSON object`);
+  const r = record as Record<string, unknown>;
+  if (opts.p12) r.certificadoHacienda = (await readInput(ctx.io, opts.p12)).toString('base64');
+  if (opts.pinStdin) {
+    const pin = (await readAll(ctx.io.stdin)).toString('utf8').split(/\r?\n/)[0] ?? '';
+    if (!pin) throw new UsageError('no PIN on stdin (--pin-stdin)');
+    r.pinCertificado = pin;
+  }
+  await withBackend(ctx, (b) => (verb === 'register' ? b.registerIssuer(r) : b.updateIssuer(r)));
+  const id = String(r.identificacion ?? '').trim();
+  if (opts.json) printJson(ctx, { identificacion: id, action: verb === 'register' ? 'registered' : 'updated' });
+  else info(ctx, `${verb === 'register' ? 'registered' : 'updated'} issuer ${id}`);
+}
+
+export async function show(ctx: Ctx, idArg: string, opts: EmisorFlags): Promise<void> {
+  const id = idArg.trim();
+  const s = await withBackend(ctx, (b) => b.getIssuer(id));
+  if (!s) throw new UserError(`no issuer ${id} is registered`);
+  if (opts.json) return printJson(ctx, s);
+  writeLine(
+    ctx.io.stdout,
+    renderTable(
+      ctx,
+      ['identificacion', 'tipoIdentificacion', 'nombreComercial', 'correoElectronico', 'telefono', 'ambiente'],
+      [[String(s.identificacion), String(s.tipoIdentificacion), s.nombreComercial, s.correoElectronico, s.telefono, String(s.ambiente)]],
+    ),
+  );
+}

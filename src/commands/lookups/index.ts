@@ -1,0 +1,28 @@
+/** Hacienda's public queries: `fecr cabys TEXT…`, `fecr contribuyente ID`, `fecr exoneracion NUMERO`. */
+import type { Command } from 'commander';
+import type { Ctx } from '../../cli/context.js';
+
+export interface LookupFlags {
+  json?: boolean;
+}
+
+export function defineLookupCommands(program: Command, ctx: Ctx): void {
+  program
+    .command('cabys')
+    .description('search the CABYS catalogue (codes of goods and services)')
+    .argument('<text...>', 'words of the description, e.g. cafe molido')
+    .option('--json', 'print as JSON')
+    .action(async (words: string[], opts: LookupFlags) => (await import('./run.js')).cabys(ctx, words, opts));
+  program
+    .command('contribuyente')
+    .description("a taxpayer in Hacienda's registry: name and type of identificación")
+    .argument('<id>', 'identificación (cédula), digits only or with dashes')
+    .option('--json', 'print as JSON')
+    .action(async (id: string, opts: LookupFlags) => (await import('./run.js')).contribuyente(ctx, id, opts));
+  program
+    .command('exoneracion')
+    .description('an exoneration document (autorización) by its number: state, percentage, expiry')
+    .argument('<numero>', 'document number, e.g. AL-00020402-24')
+    .option('--json', 'print as JSON')
+    .action(async (numero: string, opts: LookupFlags) => (await import('./run.js')).exoneracion(ctx, numero, opts));
+}

@@ -1,0 +1,22 @@
+/** `fecr send FILE.json|-`: sign a document, send it to Hacienda, print its clave (and with --wait, the verdict). */
+import type { Command } from 'commander';
+import type { Ctx } from '../../cli/context.js';
+
+export interface SendFlags {
+  wait?: boolean;
+  timeout?: string;
+  strict?: boolean;
+  json?: boolean;
+}
+
+export function defineSendCommand(program: Command, ctx: Ctx): void {
+  program
+    .command('send')
+    .description('sign a document body and send it to Hacienda; prints its clave')
+    .argument('<body>', 'document body JSON file, or - for stdin')
+    .option('--wait', "wait for Hacienda's verdict: exit 0 aceptado, 3 rechazado, 8 still pending at --timeout")
+    .option('--timeout <seconds>', 'with --wait: how long to wait (default 60)')
+    .option('--strict', 'with --wait: also exit 3 when DetalleMensaje lists errors under "aceptado"')
+    .option('--json', 'print as JSON')
+    .action(async (body: string, opts: SendFlags) => (await import('./run.js')).run(ctx, body, opts));
+}

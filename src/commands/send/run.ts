@@ -1,0 +1,61 @@
+import type { Ctx } from '../../cli/context.js';
+import { EXIT, SilentExit, UsageError } from '../../cli/errors.js';
+import { readJson, writeLine } from '../../cli/io.js';
+import { info, printJson } from '../../cli/output.js';
+import type { DocumentStatus } from '../../client/backend.js';
+import { withBackend } from '../backend.js';
+import { pendingLine, printDetalle, timeoutMs, verdictExit } from '../documents/shared.js';
+import { startSpinner } from '../documents/spinner.js';
+import type { SendFlags } from './index.js';
+
+export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void> {
+  if (!opts.wait && (opts.timeout !== undefined || opts.strict)) throw new UsageError(`${opts.strict ? '--strict' : '--timeout'} needs --wait`);
+  const timeout = timeoutMs(opts.timeout);
+  const body = await readJson(ctx.io, file);
+  const final = await withBackend(ctx, async (b) => {
+    const { clave } = await b.submit(body);
+    if (!opts.wait) {
+      if (opts.json) printJson(ctx, { clave });
+      else writeLine(ctx.io.stdout, clave);
+      return undefined;
+    }
+    // The clave first, so it is known even if the wait is interrupted.
+    if (!opts.json) writeLine(ctx.io.stdout, clave);
+    const spinner = startSpinner(ctx, `waiting for Hacienda's verdict on ${clave}`);
+    try {
+      return await b.waitForVerdict(clave, { timeoutMs: timeout, onProgress: (s) => spinner.text(`waiting for Hacienda's verdict: ${s.estado}`) });
+    } finally {
+      spinner.stop();
+    }
+  });
+  if (final) await report(ctx, final, { json: opts.json, strict: opts.strict });
+}
+
+/** Prints a verdict (or the state reached) and ends with its exit code (--strict: errors under aceptado → 3). */
+export async function report(ctx: Ctx, s: DocumentStatus, o: { json?: boolean; strict?: boolean; table?: (s: DocumentStatus) => void }): Promise<void> {
+  let strictErrors = 0;
+  if (o.strict && s.estado === 'aceptado' && s.detalleMensaje) {
+    const { parseDetalleErrors } = await import('../../hacienda/client/mensaje.js');
+    strictErrors = parseDetalleErrors(s.detalleMensaje).length;
+  }
+  if (o.json) printJson(ctx, o.strict ? { ...s, strictErrors } : s);
+  else if (o.table) o.table(s);
+  else {
+    writeLine(ctx.io.stdout, s.estado);
+    printDetalle(ctx, s);
+  }
+  if (strictErrors > 0) {
+    info(ctx, `error: ${s.clave} aceptado, but DetalleMensaje lists ${strictErrors} error${strictErrors === 1 ? '' : 's'} (--strict)`);
+    throw new SilentExit(EXIT.rejected);
+  }
+  const code = verdictExit(s);
+  if (code === EXIT.ok) return;
+  if (s.estado === 'rechazado') info(ctx, `error: Hacienda rejected ${s.clave}`);
+  else if (s.estado === 'error') info(ctx, `error: ${s.clave}: ${firstLine(s.detalleMensaje) ?? 'Hacienda answered with an error'}`);
+  else info(ctx, `error: ${pendingLine(s)}`);
+  throw new SilentExit(code);
+}
+
+function firstLine(text: string | null): string | undefined {
+  return text?.split(/\r?\n/).find((l) => l.trim() !== '')?.trim();
+}

@@ -1,0 +1,32 @@
+import type { Ctx } from '../../cli/context.js';
+import { UsageError, UserError } from '../../cli/errors.js';
+import { withBackend } from '../backend.js';
+import { checkClave, printDetalle, printStatusTable, timeoutMs } from '../documents/shared.js';
+import { startSpinner } from '../documents/spinner.js';
+import { report } from '../send/run.js';
+import type { StatusFlags } from './index.js';
+
+export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promise<void> {
+  const clave = checkClave(claveArg);
+  if (!opts.watch && opts.timeout !== undefined) throw new UsageError('--timeout needs --watch');
+  const timeout = timeoutMs(opts.timeout);
+  const s = await withBackend(ctx, async (b) => {
+    if (!opts.watch) return b.status(clave);
+    const first = await b.status(clave);
+    if (!first) return null;
+    const spinner = startSpinner(ctx, `${clave}: ${first.estado}`);
+    try {
+      return await b.waitForVerdict(clave, { timeoutMs: timeout, onProgress: (st) => spinner.text(`${clave}: ${st.estado}`) });
+    } finally {
+      spinner.stop();
+    }
+  });
+  if (!s) throw new UserError(`no document with clave ${clave}`);
+  await report(ctx, s, {
+    json: opts.json,
+    table: (st) => {
+      printStatusTable(ctx, [st]);
+      printDetalle(ctx, st);
+    },
+  });
+}
