@@ -5,7 +5,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { securityCodeFrom } from '../src/core/clave.js';
 import { issueComprobante } from '../src/core/comprobante.js';
@@ -13,6 +12,7 @@ import { formatAmount, renderPdf } from '../src/service/pdf.js';
 import type { DocumentRow } from '../src/store/schema.js';
 import { ISSUER, validInvoice } from './helpers/bodies.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
+import { pngInk } from './helpers/e2e.js';
 
 const FIXTURES = new URL('../fixtures/documents/', import.meta.url);
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as Record<string, any>;
@@ -41,61 +41,6 @@ function run(cmd: string, args: string[]): string {
   return p.stdout;
 }
 
-/** Minimal PNG reader (8-bit, non-interlaced, gray/RGB/RGBA): counts pixels darker than near-white. */
-function darkPixels(png: Buffer): { width: number; height: number; dark: number } {
-  expect(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe(true);
-  let off = 8;
-  let width = 0;
-  let height = 0;
-  let colorType = 0;
-  const idat: Buffer[] = [];
-  while (off < png.length) {
-    const len = png.readUInt32BE(off);
-    const type = png.toString('latin1', off + 4, off + 8);
-    const data = png.subarray(off + 8, off + 8 + len);
-    if (type === 'IHDR') {
-      width = data.readUInt32BE(0);
-      height = data.readUInt32BE(4);
-      expect(data[8]).toBe(8); // bit depth
-      colorType = data[9]!;
-      expect(data[12]).toBe(0); // not interlaced
-    } else if (type === 'IDAT') idat.push(data);
-    off += 12 + len;
-  }
-  const channels = { 0: 1, 2: 3, 4: 2, 6: 4 }[colorType as 0 | 2 | 4 | 6];
-  expect(channels).toBeDefined();
-  const bpp = channels!;
-  const raw = inflateSync(Buffer.concat(idat));
-  const stride = width * bpp;
-  const prev = Buffer.alloc(stride);
-  const cur = Buffer.alloc(stride);
-  let dark = 0;
-  for (let y = 0; y < height; y++) {
-    const filter = raw[y * (stride + 1)]!;
-    const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
-    for (let i = 0; i < stride; i++) {
-      const a = i >= bpp ? cur[i - bpp]! : 0;
-      const b = prev[i]!;
-      const c = i >= bpp ? prev[i - bpp]! : 0;
-      let v = line[i]!;
-      if (filter === 1) v += a;
-      else if (filter === 2) v += b;
-      else if (filter === 3) v += (a + b) >> 1;
-      else if (filter === 4) {
-        const p = a + b - c;
-        const pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
-        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-      }
-      cur[i] = v & 0xff;
-    }
-    for (let x = 0; x < width; x++) {
-      const px = cur.subarray(x * bpp, x * bpp + Math.min(3, bpp));
-      if (Math.min(...px) < 200) dark++;
-    }
-    cur.copy(prev);
-  }
-  return { width, height, dark };
-}
 
 describe('renderPdf', () => {
   const cases = [
@@ -140,7 +85,7 @@ describe('renderPdf', () => {
       run('pdftoppm', ['-png', '-r', '50', '-f', '1', '-l', '1', file, join(dir, c.kind)]);
       const pngFile = join(dir, `${c.kind}-1.png`);
       expect(statSync(pngFile).size).toBeGreaterThan(5_000);
-      const { width, height, dark } = darkPixels(readFileSync(pngFile));
+      const { width, height, dark } = pngInk(readFileSync(pngFile));
       expect(width).toBeGreaterThan(400);
       expect(height).toBeGreaterThan(550);
       // Text, rules and the QR code: a few percent of the page is ink.
