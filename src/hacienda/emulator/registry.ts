@@ -3,7 +3,7 @@
  * registry JSON (shapes of /fe/ae and /fe/ex) and the CABYS catalogue (`{id, description, tax_percent}`,
  * tax_percent a fraction), either plain JSON or gzip (detected by magic bytes).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 
 export interface TaxpayerRecord {
@@ -65,8 +65,26 @@ export function readMaybeGzip(file: string): string {
 export class Registry {
   private readonly taxpayers = new Map<string, TaxpayerRecord>();
   private readonly exoneraciones = new Map<string, ExoneracionRecord>();
-  private readonly cabys: IndexedCabys[] = [];
-  private readonly cabysByCode = new Map<string, IndexedCabys>();
+  private cabysIndex: { list: IndexedCabys[]; byCode: Map<string, IndexedCabys> } | undefined;
+  /** Where the CABYS catalogue is read from, on first use (it is ≈ 20 000 entries: most commands never need it). */
+  private cabysFile: string | undefined;
+
+  private get cabysData(): { list: IndexedCabys[]; byCode: Map<string, IndexedCabys> } {
+    if (!this.cabysIndex) {
+      const list: IndexedCabys[] = [];
+      const byCode = new Map<string, IndexedCabys>();
+      if (this.cabysFile) {
+        const rows = JSON.parse(readMaybeGzip(this.cabysFile)) as { id: string; description: string; tax_percent: number }[];
+        for (const row of rows) {
+          const item = indexCabys({ codigo: row.id, descripcion: row.description.trim(), impuesto: Math.round(row.tax_percent * 100) });
+          list.push(item);
+          byCode.set(item.codigo, item);
+        }
+      }
+      this.cabysIndex = { list, byCode };
+    }
+    return this.cabysIndex;
+  }
 
   static load(registryFile: string, cabysFile: string): Registry {
     const r = new Registry();
@@ -76,16 +94,10 @@ export class Registry {
       r.taxpayers.set(identificacion, normalizeTaxpayer(rest));
     }
     for (const e of reg.exoneraciones ?? []) r.exoneraciones.set(e.numeroDocumento.toUpperCase(), e);
-    const rows = JSON.parse(readMaybeGzip(cabysFile)) as { id: string; description: string; tax_percent: number }[];
-    for (const row of rows) r.addCabys({ codigo: row.id, descripcion: row.description.trim(), impuesto: Math.round(row.tax_percent * 100) });
+    // Fail early on a missing catalogue file; read and index it on first use.
+    statSync(cabysFile);
+    r.cabysFile = cabysFile;
     return r;
-  }
-
-  private addCabys(e: CabysEntry): void {
-    const norm = normalizeText(e.descripcion);
-    const item: IndexedCabys = { ...e, norm, tokens: norm.split(' ').filter(Boolean) };
-    this.cabys.push(item);
-    this.cabysByCode.set(e.codigo, item);
   }
 
   getTaxpayer(id: string): TaxpayerRecord | undefined {
@@ -109,12 +121,12 @@ export class Registry {
   }
 
   getCabys(codigo: string): CabysEntry | undefined {
-    const c = this.cabysByCode.get(codigo);
+    const c = this.cabysData.byCode.get(codigo);
     return c ? { codigo: c.codigo, descripcion: c.descripcion, impuesto: c.impuesto } : undefined;
   }
 
   get cabysCount(): number {
-    return this.cabys.length;
+    return this.cabysData.list.length;
   }
 
   /**
@@ -128,7 +140,7 @@ export class Registry {
     const query = significant.length ? significant : words;
     if (query.length === 0) return { total: 0, results: [] };
     const scored: { item: IndexedCabys; matched: number; score: number; pos: number }[] = [];
-    for (const item of this.cabys) {
+    for (const item of this.cabysData.list) {
       let matched = 0;
       let score = 0;
       let pos = Number.MAX_SAFE_INTEGER;
@@ -173,6 +185,11 @@ export class Registry {
       results: pool.map((s) => ({ codigo: s.item.codigo, descripcion: s.item.descripcion, impuesto: s.item.impuesto })),
     };
   }
+}
+
+function indexCabys(e: CabysEntry): IndexedCabys {
+  const norm = normalizeText(e.descripcion);
+  return { ...e, norm, tokens: norm.split(' ').filter(Boolean) };
 }
 
 function normalizeTaxpayer(t: TaxpayerRecord): TaxpayerRecord {
