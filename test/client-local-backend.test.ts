@@ -107,7 +107,7 @@ describe('openLocalBackend', () => {
     const { clave } = await backend.submit({ ...fixtureBody(FIVE_KINDS.NC), numeroReferencia: 7001 });
     const early = await backend.waitForVerdict(clave, { timeoutMs: 1 });
     expect(['enviado', 'recibido', 'procesando']).toContain(early.estado);
-    expect(await backend.file(clave, 'RESPUESTA')).toBeNull();
+    // (The worker goes on in the background: the verdict may already be stored by now.)
     const later = await backend.status(clave);
     expect(later?.estado).toBe('aceptado');
   });

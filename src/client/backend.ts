@@ -53,6 +53,8 @@ export interface TaxpayerSummary {
   nombre: string;
   tipoIdentificacion: string;
   identificacion: string;
+  /** Only when asked for: active economic activities (codigo as Hacienda lists it, e.g. "6201.0"). */
+  actividades?: { codigo: string; descripcion: string }[];
 }
 
 export interface ExoneracionSummary {
@@ -96,7 +98,20 @@ export interface Backend {
   file(clave: string, type: FileType): Promise<Buffer | null>;
   listDocuments(query: DocumentQuery): Promise<DocumentStatus[]>;
   cabys(text: string): Promise<CabysEntry[]>;
-  taxpayer(identificacion: string): Promise<TaxpayerSummary | null>;
+  /** With `actividades`, also the taxpayer's active economic activities (a service that ignores it leaves them out). */
+  taxpayer(identificacion: string, opts?: { actividades?: boolean }): Promise<TaxpayerSummary | null>;
   exoneracion(numero: string): Promise<ExoneracionSummary | null>;
+  /** The account's webhook URL (null: none). */
+  webhookUrl(): Promise<string | null>;
+  /**
+   * Points the account's webhook at `url` (null: nowhere) keeping its signing secret; `secret` is the new
+   * `whsec_…` secret when the account had none (shown once), else null.
+   */
+  setWebhookUrl(url: string | null): Promise<{ secret: string | null }>;
+  /**
+   * Local mode: runs the service's background work (the worker: sends, polls, webhook deliveries, and the
+   * emulator in env local) in this process until close(). Remote mode: nothing (the hosted service does it).
+   */
+  keepWorking(): Promise<void>;
   close(): Promise<void>;
 }

@@ -21,7 +21,7 @@ import type { HaciendaEndpoints, RunningEmulator } from '../hacienda/index.js';
 import type { ServiceContext } from '../service/context.js';
 import type { OpenedService } from '../service/runtime.js';
 import type { Worker, WorkerOptions } from '../service/worker.js';
-import type { DocumentRow } from '../store/schema.js';
+import type { DocumentRow, DocumentState } from '../store/schema.js';
 import {
   BackendError,
   type Backend,
@@ -35,6 +35,7 @@ import {
   type TaxpayerSummary,
 } from './backend.js';
 import { documentStatusFromRow } from './document-status.js';
+import { DocumentWatch } from './document-watch.js';
 
 export interface LocalProfile {
   /** Data dir (default FECR_DATA_DIR, else the platform's data dir). */
@@ -147,30 +148,35 @@ class LocalBackend implements Backend {
     const deadline = Date.now() + Math.max(0, opts.timeoutMs);
     let doc = await this.row(clave);
     if (!doc) throw new BackendError('not_found', `no document with clave ${clave}`);
-    let last: DocumentEstado = doc.state;
     opts.onProgress?.(toStatus(doc));
     if (FINAL.includes(doc.state)) return toStatus(doc);
     await this.startWorker();
     await this.nudge(clave);
     let nudged = Date.now();
+    let state: DocumentState = doc.state;
+    const watch = this.documentWatch();
     for (;;) {
-      doc = (await this.row(clave)) ?? doc;
-      if (doc.state !== last) {
-        last = doc.state;
-        opts.onProgress?.(toStatus(doc));
-      }
       const left = deadline - Date.now();
-      if (FINAL.includes(doc.state) || left <= 0) return toStatus(doc);
-      if (this.emulator && doc.state !== 'pendiente') {
+      if (left <= 0) break;
+      // One shared query per tick watches every waiting document (a batch waits for hundreds at once).
+      const next = await watch.changeFrom(doc.id, state, Math.min(left, 200));
+      if (next !== undefined) {
+        state = next;
+        doc = (await this.row(clave)) ?? doc;
+        opts.onProgress?.(toStatus(doc));
+        if (FINAL.includes(doc.state)) return toStatus(doc);
+        continue;
+      }
+      if (this.emulator && state !== 'pendiente' && Date.now() - nudged >= 100 && (await within(this.emulator.state.whenIdle(), 0))) {
         // The emulator is in this process: once it has decided, query the status now instead of at the
         // worker's next scheduled poll (what Hacienda's callback does for a hosted service).
-        if ((await within(this.emulator.state.whenIdle(), Math.min(left, 200))) && Date.now() - nudged >= 100) {
-          await this.nudge(clave);
-          nudged = Date.now();
-        }
+        await this.nudge(clave);
+        nudged = Date.now();
       }
-      await sleep(Math.min(deadline - Date.now(), 20));
     }
+    doc = (await this.row(clave)) ?? doc;
+    if (doc.state !== state) opts.onProgress?.(toStatus(doc));
+    return toStatus(doc);
   }
 
   async file(clave: string, type: FileType): Promise<Buffer | null> {
@@ -204,14 +210,36 @@ class LocalBackend implements Backend {
     return mapped(() => searchCabys(this.svc, text));
   }
 
-  async taxpayer(identificacion: string): Promise<TaxpayerSummary | null> {
+  async taxpayer(identificacion: string, opts: { actividades?: boolean } = {}): Promise<TaxpayerSummary | null> {
     const [{ lookupTaxpayer }] = await Promise.all([import('../service/lookups.js'), this.startHacienda()]);
-    return mapped(() => lookupTaxpayer(this.svc, identificacion));
+    return mapped(() => lookupTaxpayer(this.svc, identificacion, opts));
   }
 
   async exoneracion(numero: string): Promise<ExoneracionSummary | null> {
     const [{ lookupExoneracion }] = await Promise.all([import('../service/lookups.js'), this.startHacienda()]);
     return mapped(() => lookupExoneracion(this.svc, numero));
+  }
+
+  // --- webhook -------------------------------------------------------------------------------------
+
+  async webhookUrl(): Promise<string | null> {
+    const [{ webhookUrlOf }, id] = await Promise.all([import('../service/accounts.js'), this.accountId()]);
+    return webhookUrlOf(this.svc, id);
+  }
+
+  async setWebhookUrl(url: string | null): Promise<{ secret: string | null }> {
+    const [{ pointWebhook, AccountError }, id] = await Promise.all([import('../service/accounts.js'), this.accountId()]);
+    try {
+      const r = await pointWebhook(this.svc, id, url);
+      return { secret: r.secret };
+    } catch (e) {
+      if (e instanceof AccountError) throw new BackendError('invalid', e.message, [{ path: 'url', message: e.message }]);
+      throw e;
+    }
+  }
+
+  async keepWorking(): Promise<void> {
+    (await this.startWorker()).wake();
   }
 
   // --- lifecycle -----------------------------------------------------------------------------------
@@ -221,6 +249,7 @@ class LocalBackend implements Backend {
     this.closed = true;
     // Jobs in flight finish; queued ones stay in the data dir for the next command (or `fecr serve`).
     await this.worker?.stop();
+    this.watch?.close();
     if (this.hacienda) {
       const { closeLookups } = await import('../service/lookups.js');
       await closeLookups(this.svc);
@@ -301,9 +330,11 @@ class LocalBackend implements Backend {
     const worker = await this.startWorker();
     worker.wake();
     const deadline = Date.now() + timeoutMs;
+    const watch = this.documentWatch();
     while (Date.now() < deadline) {
-      const doc = await this.svc.store.db.selectFrom('documents').select('state').where('id', '=', documentId).executeTakeFirst();
-      if (!doc || doc.state !== 'pendiente') return;
+      // Left pendiente (sent, or refused by Hacienda's validation)?
+      if ((await watch.changeFrom(documentId, 'pendiente', Math.min(deadline - Date.now(), 100))) !== undefined) return;
+      // Still pendiente after a while: a send attempt that failed is retried later by the queue; don't hold the caller.
       const send = await this.svc.store.db
         .selectFrom('jobs')
         .select(['attempts', 'lease_owner', 'done_at'])
@@ -311,8 +342,13 @@ class LocalBackend implements Backend {
         .where('type', '=', 'send')
         .executeTakeFirst();
       if (!send || send.done_at !== null || (send.attempts > 0 && send.lease_owner === null)) return;
-      await sleep(10);
     }
+  }
+
+  private watch?: DocumentWatch;
+
+  private documentWatch(): DocumentWatch {
+    return (this.watch ??= new DocumentWatch(this.svc.store.db));
   }
 
   /**

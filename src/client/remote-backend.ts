@@ -162,14 +162,28 @@ export class RemoteBackend implements Backend {
     return r.data;
   }
 
-  async taxpayer(identificacion: string): Promise<TaxpayerSummary | null> {
-    const r = await this.call<{ data: TaxpayerSummary }>('/api/hacienda/identificacion', { identificacion }, true);
+  async taxpayer(identificacion: string, opts: { actividades?: boolean } = {}): Promise<TaxpayerSummary | null> {
+    const r = await this.call<{ data: TaxpayerSummary }>('/api/hacienda/identificacion', { identificacion, ...(opts.actividades ? { actividades: true } : {}) }, true);
     return r?.data ?? null;
   }
 
   async exoneracion(numero: string): Promise<ExoneracionSummary | null> {
     const r = await this.call<{ data: ExoneracionSummary }>('/api/hacienda/exoneracion', { exoneracion: numero }, true);
     return r?.data ?? null;
+  }
+
+  async webhookUrl(): Promise<string | null> {
+    const r = await this.call<{ data: { url: string | null } }>('/api/consultar/webhook', {});
+    return r.data.url ?? null;
+  }
+
+  async setWebhookUrl(url: string | null): Promise<{ secret: string | null }> {
+    const r = await this.call<{ data: { secret: string | null } }>('/api/configurar/webhook', { url });
+    return { secret: r.data.secret ?? null };
+  }
+
+  async keepWorking(): Promise<void> {
+    // The hosted service runs its own worker.
   }
 
   async close(): Promise<void> {

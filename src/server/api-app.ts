@@ -136,7 +136,7 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   app.post('/api/hacienda/identificacion', async (req) => {
     const body = valid(TaxpayerBody, req.body);
     account(req);
-    const data = await run(() => lookupTaxpayer(ctx, body.identificacion));
+    const data = await run(() => lookupTaxpayer(ctx, body.identificacion, { actividades: body.actividades === true }));
     if (!data) throw notFound(MESSAGES.identificationNotFound);
     return { status: 'success', data };
   });

@@ -8,10 +8,15 @@
  * - `POST /api/consultar/documentos {estado?, desde?, limite?}` → `{status: 'success', data: DocumentStatus[]}`,
  *   newest first; `desde` is an ISO 8601 date or date-time (Costa Rica time when it has no offset), `limite` 1–1000
  *   (default 100).
+ * - `POST /api/consultar/webhook {}` → `{status: 'success', data: {url: string | null}}`: the account's webhook URL.
+ * - `POST /api/configurar/webhook {url: string | null}` → `{status: 'success', data: {url, secret}}`: points the
+ *   webhook at `url` (null: no deliveries) keeping the signing secret; `secret` is the new `whsec_…` secret when the
+ *   account had none (shown once), else null. Used by `fecr webhooks listen` (and to put the previous URL back).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { documentStatusFromRow } from '../client/document-status.js';
+import { AccountError, pointWebhook, webhookUrlOf } from '../service/accounts.js';
 import { getDocument, listDocuments } from '../service/documents.js';
 import { findingsFromZod } from './api-schemas.js';
 import { ERROR_CODES, HttpError, MESSAGES } from './errors.js';
@@ -20,7 +25,7 @@ export const EXTRA_MESSAGES = {
   documentNotFound: 'Documento no encontrado para la clave proporcionada',
 } as const;
 
-export const EXTRA_PATHS = ['/api/consultar/estado', '/api/consultar/documentos'] as const;
+export const EXTRA_PATHS = ['/api/consultar/estado', '/api/consultar/documentos', '/api/consultar/webhook', '/api/configurar/webhook'] as const;
 
 const required = (what: string) => ({ error: (iss: { input: unknown }) => (iss.input === undefined ? 'is required' : `must be ${what}`) });
 
@@ -38,6 +43,22 @@ export const ListBody = z.object({
     .refine((s) => parseSince(s) !== null, 'must be an ISO 8601 date (2026-03-15) or date-time')
     .optional(),
   limite: z.coerce.number('must be a number').int('must be an integer').min(1, 'must be at least 1').max(1000, 'must be at most 1000').optional(),
+});
+
+export const WebhookBody = z.object({
+  url: z
+    .string('must be a string or null')
+    .trim()
+    .refine((u) => {
+      try {
+        const p = new URL(u).protocol;
+        return p === 'http:' || p === 'https:';
+      } catch {
+        return false;
+      }
+    }, 'must be an http or https URL')
+    .nullable()
+    .describe('Where deliveries go from now on; null: nowhere'),
 });
 
 /** ISO 8601 date or date-time → epoch ms; without an offset it is Costa Rica time (-06:00). Null when invalid. */
@@ -74,5 +95,21 @@ export function registerExtraEndpoints(app: FastifyInstance, ctx: Parameters<typ
       ...(body.limite ? { limit: body.limite } : {}),
     });
     return { status: 'success', data: rows.map(documentStatusFromRow) };
+  });
+
+  app.post('/api/consultar/webhook', async (req) => {
+    return { status: 'success', data: { url: await webhookUrlOf(ctx, account(req)) } };
+  });
+
+  app.post('/api/configurar/webhook', async (req) => {
+    const body = valid(WebhookBody, req.body);
+    try {
+      return { status: 'success', data: await pointWebhook(ctx, account(req), body.url) };
+    } catch (e) {
+      if (e instanceof AccountError && e.code === 'invalid_webhook_url') {
+        throw new HttpError(400, ERROR_CODES.badRequest, MESSAGES.requiredFields, [{ path: 'url', message: e.message }]);
+      }
+      throw e;
+    }
   });
 }

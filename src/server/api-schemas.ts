@@ -41,6 +41,7 @@ export const TaxpayerBody = z.object({
     .union([z.string().trim().min(1, 'is required'), z.number().int().positive()], required('a string'))
     .transform(String)
     .describe('Identification number, digits only'),
+  actividades: z.boolean('must be a boolean').optional().describe('fecr extension: also return the active economic activities'),
 });
 
 // --- Responses ----------------------------------------------------------------------------------------
@@ -81,6 +82,10 @@ export const TaxpayerSchema = z.object({
   nombre: z.string(),
   tipoIdentificacion: z.string().describe('Two-digit code as in Receiver'),
   identificacion: z.string(),
+  actividades: z
+    .array(z.object({ codigo: z.string(), descripcion: z.string() }))
+    .optional()
+    .describe('fecr extension, only when the request asks for it: active economic activities (codigo as Hacienda lists it, e.g. 6201.0)'),
 });
 
 export const StoredFileSchema = z.object({

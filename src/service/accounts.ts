@@ -255,3 +255,29 @@ export async function verifyCredentials(ctx: ServiceContext, base: string, passw
   const ok = await safeVerify(hashed, typeof password === 'string' ? password : '');
   return usable && ok ? toInfo(row) : null;
 }
+
+/**
+ * Points the account's webhook at `url` (or at nothing, null) keeping its signing secret, so receivers keep
+ * verifying; an account without a secret gets one, returned once (else `secret` is null). `fecr webhooks listen`
+ * uses it to redirect deliveries for a while and to put the previous URL back. Throws account_not_found |
+ * invalid_webhook_url.
+ */
+export async function pointWebhook(ctx: ServiceContext, accountId: number, url: string | null): Promise<{ url: string | null; secret: string | null }> {
+  if (url !== null) checkWebhookUrl(url);
+  const row = await ctx.store.db.selectFrom('accounts').select(['base', 'webhook_secret_enc']).where('id', '=', accountId).executeTakeFirst();
+  if (!row) throw new AccountError('account_not_found', `no account with id ${accountId}`);
+  const secret = url !== null && !row.webhook_secret_enc ? newWebhookSecret(ctx) : null;
+  await ctx.store.db
+    .updateTable('accounts')
+    .set({ webhook_url: url, ...(secret !== null ? { webhook_secret_enc: ctx.secrets.seal(secret, webhookAad(row.base)) } : {}), updated_at: ctx.now() })
+    .where('id', '=', accountId)
+    .execute();
+  return { url, secret };
+}
+
+/** The account's webhook URL (null when it has none). */
+export async function webhookUrlOf(ctx: ServiceContext, accountId: number): Promise<string | null> {
+  const row = await ctx.store.db.selectFrom('accounts').select(['webhook_url']).where('id', '=', accountId).executeTakeFirst();
+  if (!row) throw new AccountError('account_not_found', `no account with id ${accountId}`);
+  return row.webhook_url;
+}

@@ -26,6 +26,8 @@ export interface TaxpayerLookup {
   nombre: string;
   tipoIdentificacion: string;
   identificacion: string;
+  /** Only when asked for (`actividades: true`): the taxpayer's active economic activities, as Hacienda lists them. */
+  actividades?: { codigo: string; descripcion: string }[];
 }
 
 const clients = new WeakMap<ServiceContext, PublicQueryClient>();
@@ -70,13 +72,18 @@ export async function searchCabys(ctx: ServiceContext, name: string, opts: { top
   return (r?.cabys ?? []).map((c) => ({ codigo: c.codigo, descripcion: c.descripcion }));
 }
 
-/** Taxpayer by identification; null when not registered. Dashes, spaces and leading zeros are ignored. */
-export async function lookupTaxpayer(ctx: ServiceContext, identificacion: string | number): Promise<TaxpayerLookup | null> {
+/**
+ * Taxpayer by identification; null when not registered. Dashes, spaces and leading zeros are ignored. With
+ * `actividades`, also its active economic activities (what `fecr emisor register` offers as codigoActividad).
+ */
+export async function lookupTaxpayer(ctx: ServiceContext, identificacion: string | number, opts: { actividades?: boolean } = {}): Promise<TaxpayerLookup | null> {
   const id = String(identificacion).replace(/[\s-]/g, '').replace(/^0+(?=\d)/, '');
   if (!/^\d+$/.test(id)) return null;
   const t = await query(ctx, (c) => c.getTaxpayer(id));
   if (!t) return null;
-  return { nombre: t.nombre, tipoIdentificacion: t.tipoIdentificacion, identificacion: id };
+  const found: TaxpayerLookup = { nombre: t.nombre, tipoIdentificacion: t.tipoIdentificacion, identificacion: id };
+  if (opts.actividades) found.actividades = t.actividades.filter((a) => a.estado === 'A').map((a) => ({ codigo: a.codigo, descripcion: a.descripcion }));
+  return found;
 }
 
 /**

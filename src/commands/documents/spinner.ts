@@ -1,32 +1,99 @@
-/** A small spinner on stderr, only when stderr is a terminal (nothing otherwise). */
+/**
+ * The spinner of `--wait` / `--watch`: ora on stderr, only when stderr is a terminal (nothing at all otherwise),
+ * without colour under NO_COLOR. ora is loaded only when a spinner is really drawn, so scripts (stderr not a
+ * terminal) and `fecr --help` never pay for it.
+ *
+ * ora is given a thin view of the injected stderr that turns its cursor calls into escape sequences, so it draws
+ * on whatever stream the command was given (a terminal, or a test's stream that says it is one).
+ */
+import { createRequire } from 'node:module';
+import type { Writable } from 'node:stream';
 import type { Ctx } from '../../cli/context.js';
+import { useColor } from '../../cli/output.js';
 
 export interface Spinner {
   text(t: string): void;
   stop(): void;
 }
 
-const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+type OraModule = typeof import('ora');
+type Ora = ReturnType<OraModule['default']>;
+
+let loaded: OraModule | undefined;
+
+/** ora, synchronously when this Node can require ES modules (20.19+), else undefined (then it is imported). */
+function oraNow(): OraModule | undefined {
+  if (loaded) return loaded;
+  try {
+    loaded = createRequire(import.meta.url)('ora') as OraModule;
+  } catch {
+    loaded = undefined;
+  }
+  return loaded;
+}
+
+/** What ora needs of a TTY stream, on top of any Writable: cursor movement as ANSI sequences. */
+function ttyView(stream: Writable): NodeJS.WriteStream {
+  const s = stream as Writable & { columns?: number; rows?: number };
+  const write = (chunk: string) => stream.write(chunk);
+  return {
+    isTTY: true,
+    get columns() {
+      return s.columns ?? 80;
+    },
+    get rows() {
+      return s.rows;
+    },
+    write: (chunk: unknown, encoding?: unknown, cb?: unknown) => (stream.write as (...a: unknown[]) => boolean)(chunk, encoding, cb),
+    cursorTo: (x: number) => write(x === 0 ? '\r' : `\x1b[${x + 1}G`),
+    moveCursor: (dx: number, dy: number) => write(`${dy < 0 ? `\x1b[${-dy}A` : dy > 0 ? `\x1b[${dy}B` : ''}${dx < 0 ? `\x1b[${-dx}D` : dx > 0 ? `\x1b[${dx}C` : ''}`),
+    clearLine: () => write('\x1b[2K'),
+    once: (event: string, fn: () => void) => stream.once(event, fn),
+    removeListener: (event: string, fn: () => void) => stream.removeListener(event, fn),
+  } as unknown as NodeJS.WriteStream;
+}
 
 export function startSpinner(ctx: Ctx, initial: string): Spinner {
-  const stderr = ctx.io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
+  const stderr = ctx.io.stderr as Writable & { isTTY?: boolean };
   if (!stderr.isTTY) return { text() {}, stop() {} };
   let text = initial;
-  let i = 0;
+  let stopped = false;
+  let spinner: Ora | undefined;
   const started = Date.now();
-  const draw = () => {
+  const label = () => {
     const secs = Math.floor((Date.now() - started) / 1000);
-    stderr.write(`\r\x1b[2K${FRAMES[i++ % FRAMES.length]} ${text}${secs > 0 ? ` (${secs} s)` : ''}`);
+    return `${text}${secs > 0 ? ` (${secs} s)` : ''}`;
   };
-  draw();
-  const timer = setInterval(draw, 80);
+  let ticker: NodeJS.Timeout | undefined;
+  const begin = (mod: OraModule) => {
+    if (stopped) return;
+    spinner = mod
+      .default({
+        text: label(),
+        stream: ttyView(stderr),
+        isEnabled: true,
+        color: useColor(ctx, 'stderr') ? 'cyan' : false,
+        // The cursor stays visible and stdin untouched: a Ctrl-C leaves the terminal as it was.
+        hideCursor: false,
+        discardStdin: false,
+      })
+      .start();
+    // The elapsed seconds move even when the text does not.
+    ticker = setInterval(() => spinner && (spinner.text = label()), 1000);
+    ticker.unref();
+  };
+  const now = oraNow();
+  if (now) begin(now);
+  else void import('ora').then(begin, () => undefined);
   return {
     text(t) {
       text = t;
+      if (spinner) spinner.text = label();
     },
     stop() {
-      clearInterval(timer);
-      stderr.write('\r\x1b[2K');
+      stopped = true;
+      clearInterval(ticker);
+      spinner?.stop();
     },
   };
 }

@@ -1,4 +1,7 @@
-/** `fecr emisor register|update FILE.json`, `fecr emisor show ID`: the issuers documents are sent for. */
+/**
+ * `fecr emisor register|update FILE.json`, `fecr emisor show ID`: the issuers documents are sent for.
+ * Without FILE.json, in a terminal, register/update ask for the record (see interactive.ts).
+ */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
 
@@ -18,10 +21,19 @@ export function defineEmisorCommands(program: Command, ctx: Ctx): void {
           ? "register an issuer from its record (the spec's registration shape); the certificate must open with the PIN and belong to the issuer"
           : "replace an issuer's record and secrets (same shape as register)",
       )
-      .argument('[file]', 'issuer record JSON (FILE.json, or - for stdin)')
-      .option('--p12 <file>', 'the .p12 certificate (sets certificadoHacienda)')
+      .argument('[file]', 'issuer record JSON (FILE.json, or - for stdin); omitted in a terminal: asked for interactively')
+      .option('--p12 <file>', 'the .p12 certificate (sets certificadoHacienda; asked for when interactive and omitted)')
       .option('--pin-stdin', 'read the PIN of the certificate from stdin (sets pinCertificado)')
       .option('--json', 'print {"identificacion","action"} as JSON')
+      .addHelpText(
+        'after',
+        `
+Interactive (no FILE.json, stdin is a terminal): asks for the certificate and its PIN (hidden; a wrong PIN is
+asked again), the identification (prefilled from the certificate), then looks the taxpayer up in Hacienda's
+registry to prefill the names and offer its economic activities; then contact, location, ambiente and the
+Hacienda user and password (hidden). Shows a summary without secrets and asks before ${verb === 'register' ? 'registering' : 'updating'}.
+Without a terminal FILE.json is required (exit 2).`,
+      )
       .action(async (file: string | undefined, opts: EmisorFlags) => (await import('./run.js')).save(ctx, verb, file, opts));
   }
   emisor

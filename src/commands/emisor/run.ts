@@ -7,7 +7,7 @@ import { withBackend } from '../backend.js';
 import type { EmisorFlags } from './index.js';
 
 export async function save(ctx: Ctx, verb: 'register' | 'update', file: string | undefined, opts: EmisorFlags): Promise<void> {
-  if (!file) throw new UsageError(`missing argument FILE.json: the issuer record to ${verb} (fecr emisor ${verb} FILE.json)`);
+  if (!file) return saveInteractively(ctx, verb, opts);
   if (file === '-' && opts.pinStdin) throw new UsageError('--pin-stdin needs the record in a file: stdin cannot carry both');
   const record = await readJson(ctx.io, file);
   if (typeof record !== 'object' || record === null || Array.isArray(record)) throw new UserError(`${file === '-' ? 'stdin' : file}: the issuer record must be a JSON object`);
@@ -20,6 +20,22 @@ export async function save(ctx: Ctx, verb: 'register' | 'update', file: string |
   }
   await withBackend(ctx, (b) => (verb === 'register' ? b.registerIssuer(r) : b.updateIssuer(r)));
   const id = String(r.identificacion ?? '').trim();
+  if (opts.json) printJson(ctx, { identificacion: id, action: verb === 'register' ? 'registered' : 'updated' });
+  else info(ctx, `${verb === 'register' ? 'registered' : 'updated'} issuer ${id}`);
+}
+
+/** No FILE.json: ask in a terminal; without one, a usage error (prompts never appear without a TTY). */
+async function saveInteractively(ctx: Ctx, verb: 'register' | 'update', opts: EmisorFlags): Promise<void> {
+  if (!ctx.io.stdinIsTTY) {
+    throw new UsageError(`missing argument FILE.json: the issuer record to ${verb} (fecr emisor ${verb} FILE.json; run it in a terminal without FILE.json to be asked)`);
+  }
+  if (opts.pinStdin) throw new UsageError('--pin-stdin needs FILE.json (in a terminal without FILE.json the PIN is asked, hidden)');
+  const { askIssuerRecord } = await import('./interactive.js');
+  const id = await withBackend(ctx, async (b) => {
+    const r = await askIssuerRecord(ctx, b, verb, { ...(opts.p12 !== undefined ? { p12: opts.p12 } : {}) });
+    await (verb === 'register' ? b.registerIssuer(r) : b.updateIssuer(r));
+    return String(r.identificacion);
+  });
   if (opts.json) printJson(ctx, { identificacion: id, action: verb === 'register' ? 'registered' : 'updated' });
   else info(ctx, `${verb === 'register' ? 'registered' : 'updated'} issuer ${id}`);
 }

@@ -37,9 +37,19 @@ interface RunResult {
   stderr: string;
 }
 
-function run(binary: string, args: string[], cwd: string): Promise<RunResult> {
+/**
+ * Runs xmllint in its own process group (`detached`): a Ctrl-C at the terminal signals fecr's whole foreground
+ * group, and an xmllint killed half-way would turn a valid document into a failed validation. fecr's own SIGINT
+ * handling finishes the work in flight, xmllint runs included. A run killed by a signal anyway is retried once.
+ */
+async function run(binary: string, args: string[], cwd: string): Promise<RunResult> {
+  const first = await runOnce(binary, args, cwd);
+  return first.code === null ? runOnce(binary, args, cwd) : first;
+}
+
+function runOnce(binary: string, args: string[], cwd: string): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(binary, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     const chunks: Buffer[] = [];
     child.stderr.on('data', (c: Buffer) => chunks.push(c));
     child.on('error', reject);
@@ -74,8 +84,8 @@ export class XmllintBinaryValidator implements XsdValidator {
         if (!parsed.complete || (code !== 0 && code !== 1 && code !== 3 && code !== 4)) {
           throw new Error(`xmllint (exit ${code}) could not validate against ${schema.file}: ${parsed.other.join('\n') || stderr}`);
         }
+        // The next chunk overwrites the same names; the folder goes at the end.
         results.push(...parsed.results);
-        await Promise.all(names.map((n) => rm(join(dir, n), { force: true })));
       }
       return results;
     } finally {

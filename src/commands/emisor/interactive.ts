@@ -1,0 +1,213 @@
+/**
+ * `fecr emisor register|update` without FILE.json, in a terminal: asks for the issuer record with
+ * @inquirer/prompts (on stderr, so stdout stays for --json), prefilled from what is known:
+ *
+ *  - the certificate (--p12 or asked), opened with its PIN (hidden) right away: a wrong PIN is asked again, and
+ *    the certificate's owner prefills the identification;
+ *  - Hacienda's taxpayer registry (the backend's contribuyente lookup): legal and trade name, and the active
+ *    economic activities to choose codigoActividad from;
+ *  - for update, the issuer as the service shows it (trade name, e-mail, phone, ambiente).
+ *
+ * Secrets (PIN, Hacienda password) are typed hidden and never echoed; the summary shown before the confirmation
+ * leaves them out. Only called when stdin is a terminal (the caller checks).
+ */
+import path from 'node:path';
+import { readFile } from 'node:fs/promises';
+import type { Ctx } from '../../cli/context.js';
+import { UserError, type ExitCode } from '../../cli/errors.js';
+import { writeLine } from '../../cli/io.js';
+import type { Backend, IssuerSummary, TaxpayerSummary } from '../../client/backend.js';
+
+const PROVINCIAS = ['San José', 'Alajuela', 'Cartago', 'Heredia', 'Guanacaste', 'Puntarenas', 'Limón'];
+const TIPOS = [
+  { value: '01', name: '01 física (cédula de persona física)' },
+  { value: '02', name: '02 jurídica (cédula jurídica)' },
+  { value: '03', name: '03 DIMEX' },
+  { value: '04', name: '04 NITE' },
+];
+const OTHER = '__other__';
+/** Exit code after Ctrl-C at a prompt (128 + SIGINT), as shells report it. */
+const EXIT_INTERRUPTED = 130 as ExitCode;
+
+/** Hacienda's activity code ("6201.0", CIIU-4 style) as the issuer record's 6 characters ("620100"). */
+export function activityCode(codigo: string): string {
+  const digits = codigo.replace(/\D/g, '');
+  return digits.length >= 6 ? digits.slice(0, 6) : digits.padEnd(6, '0');
+}
+
+const required = (what: string) => (v: string) => (v.trim() !== '' ? true : `${what} is required`);
+
+export interface InteractiveOptions {
+  p12?: string;
+}
+
+/** Asks for the record; returns it ready for the backend (claveHacienda base64, certificadoHacienda base64). */
+export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'register' | 'update', opts: InteractiveOptions): Promise<Record<string, unknown>> {
+  const [{ input, password, select, confirm }, { describeP12 }] = await Promise.all([import('@inquirer/prompts'), import('../../core/sign/p12.js')]);
+  const context = { input: ctx.io.stdin, output: ctx.io.stderr };
+  const say = (line: string) => writeLine(ctx.io.stderr, line);
+  try {
+    say(verb === 'register' ? 'Register an issuer (emisor). Ctrl-C cancels; nothing is sent before the confirmation.' : 'Update an issuer (emisor). Ctrl-C cancels.');
+
+    // 1. The certificate and its PIN: opened now, so a wrong PIN is asked again instead of failing at the end.
+    let p12File = opts.p12;
+    let p12: Buffer | undefined;
+    for (;;) {
+      p12File ??= await input({ message: 'Certificate (.p12 file from the BCCR / Hacienda):', validate: required('the .p12 file') }, context);
+      try {
+        p12 = await readFile(path.resolve(ctx.io.cwd, p12File.trim()));
+        break;
+      } catch (e) {
+        say(`cannot read ${p12File} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+        if (opts.p12 !== undefined && p12File === opts.p12) throw new UserError(`${opts.p12}: cannot read the certificate`);
+        p12File = undefined;
+      }
+    }
+    const now = ctx.now();
+    let described: ReturnType<typeof describeP12> | undefined;
+    const pin = await password(
+      {
+        message: 'PIN of the certificate:',
+        mask: '*',
+        validate: (v) => {
+          if (v === '') return 'the PIN is required';
+          try {
+            described = describeP12(p12, v, now);
+            return true;
+          } catch (e) {
+            return (e as { code?: string }).code === 'WRONG_PIN' ? 'wrong PIN for this certificate, try again' : `the certificate cannot be opened: ${(e as Error).message}`;
+          }
+        },
+      },
+      context,
+    );
+    const cert = described!.certificate;
+    say(`certificate: ${cert.subject} (valid until ${cert.notAfter.toISOString().slice(0, 10)}${described!.validity === 'valid' ? '' : `, ${described!.validity}`})`);
+
+    // 2. Who: from the certificate, then Hacienda's registry.
+    const identificacion = (
+      await input(
+        {
+          message: 'Identificación (digits only):',
+          ...(cert.identificacion ? { default: cert.identificacion } : {}),
+          validate: (v) => (/^\d{9,12}$/.test(v.trim()) ? true : 'must be 9 to 12 digits'),
+        },
+        context,
+      )
+    ).trim();
+    const current: IssuerSummary | null = verb === 'update' ? await backend.getIssuer(identificacion) : null;
+    if (verb === 'update' && !current) throw new UserError(`no issuer ${identificacion} is registered (use fecr emisor register)`);
+    let taxpayer: TaxpayerSummary | null = null;
+    try {
+      taxpayer = await backend.taxpayer(identificacion, { actividades: true });
+    } catch (e) {
+      say(`the taxpayer lookup failed (${(e as Error).message}); fill the fields in by hand`);
+    }
+    if (taxpayer) say(`Hacienda's registry: ${taxpayer.nombre} (tipo ${taxpayer.tipoIdentificacion})`);
+    else say(`${identificacion} is not in Hacienda's registry of taxpayers; fill the fields in by hand`);
+    const tipoDefault = (current ? String(current.tipoIdentificacion).padStart(2, '0') : undefined) ?? taxpayer?.tipoIdentificacion ?? cert.tipoIdentificacion;
+    const tipoIdentificacion = await select({ message: 'Identification type:', choices: TIPOS, ...(tipoDefault ? { default: tipoDefault } : {}) }, context);
+    const nombre = await input({ message: 'Legal name (razón social):', ...(taxpayer ? { default: taxpayer.nombre } : {}), validate: required('the name') }, context);
+    const nombreComercial = await input(
+      { message: 'Trade name (nombre comercial):', default: current?.nombreComercial ?? taxpayer?.nombre ?? nombre, validate: required('the trade name') },
+      context,
+    );
+
+    // 3. Activity: one of the taxpayer's active ones, or typed.
+    const actividades = taxpayer?.actividades ?? [];
+    let codigoActividad: string = OTHER;
+    if (actividades.length > 0) {
+      codigoActividad = await select(
+        {
+          message: 'Economic activity (codigoActividad):',
+          choices: [
+            ...actividades.map((a) => ({ value: activityCode(a.codigo), name: `${activityCode(a.codigo)}  ${a.descripcion}` })),
+            { value: OTHER, name: 'another code…' },
+          ],
+        },
+        context,
+      );
+    }
+    if (codigoActividad === OTHER) {
+      codigoActividad = await input({ message: 'Economic activity code (6 digits):', validate: (v) => (/^\d{6}$/.test(v.trim()) ? true : 'must be 6 digits') }, context);
+    }
+    const sucursal = await input({ message: 'Branch (sucursal; 1 = headquarters):', default: '1', validate: (v) => (/^\d{1,3}$/.test(v.trim()) && Number(v) >= 1 ? true : 'must be 1 to 999') }, context);
+
+    // 4. Contact and location.
+    const telefono = await input({ message: 'Phone:', ...(current ? { default: current.telefono } : {}), validate: (v) => (v.trim().length >= 8 ? true : 'must be a phone number') }, context);
+    const correoElectronico = await input(
+      { message: 'E-mail:', ...(current ? { default: current.correoElectronico } : {}), validate: (v) => (/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim()) ? true : 'must be an e-mail address') },
+      context,
+    );
+    const provincia = await select({ message: 'Province:', choices: PROVINCIAS.map((name, i) => ({ value: String(i + 1), name: `${i + 1} ${name}` })) }, context);
+    const twoDigits = (v: string) => (/^\d{1,2}$/.test(v.trim()) ? true : 'must be a code of 1 or 2 digits');
+    const canton = (await input({ message: 'Canton code (2 digits):', validate: twoDigits }, context)).trim().padStart(2, '0');
+    const distrito = (await input({ message: 'District code (2 digits):', validate: twoDigits }, context)).trim().padStart(2, '0');
+    const barrio = (await input({ message: 'Neighbourhood (barrio, optional):' }, context)).trim();
+    const direccion = await input({ message: 'Address (otras señas):', validate: (v) => (v.trim().length >= 5 ? true : 'at least 5 characters') }, context);
+
+    // 5. Hacienda's system.
+    const ambiente = await select(
+      {
+        message: 'Environment (ambiente):',
+        choices: [
+          { value: 2, name: '2 testing (sandbox)' },
+          { value: 1, name: '1 production' },
+        ],
+        default: current?.ambiente === 1 ? 1 : 2,
+      },
+      context,
+    );
+    const usuarioHacienda = await input({ message: "User of Hacienda's comprobantes system (usuarioHacienda):", validate: required('the user') }, context);
+    const claveHacienda = await password({ message: 'Password of that user:', mask: '*', validate: required('the password') }, context);
+
+    const record: Record<string, unknown> = {
+      identificacion,
+      tipoIdentificacion,
+      codigoActividad: codigoActividad.trim(),
+      sucursal: Number(sucursal),
+      nombre: nombre.trim(),
+      nombreComercial: nombreComercial.trim(),
+      telefono: telefono.trim(),
+      correoElectronico: correoElectronico.trim(),
+      ubicacion: { provincia, canton, distrito, ...(barrio ? { barrio } : {}), direccion: direccion.trim() },
+      ambiente,
+      usuarioHacienda: usuarioHacienda.trim(),
+      claveHacienda: Buffer.from(claveHacienda, 'utf8').toString('base64'),
+      pinCertificado: pin,
+      certificadoHacienda: p12.toString('base64'),
+    };
+
+    // 6. Summary (no secrets) and confirmation.
+    say('');
+    for (const [k, v] of summary(record, p12File)) say(`  ${k.padEnd(20)} ${v}`);
+    say('');
+    const ok = await confirm({ message: verb === 'register' ? 'Register this issuer?' : 'Update this issuer?', default: true }, context);
+    if (!ok) throw new UserError(`cancelled: nothing was ${verb === 'register' ? 'registered' : 'updated'}`);
+    return record;
+  } catch (e) {
+    const name = (e as Error)?.name;
+    if (name === 'ExitPromptError' || name === 'AbortPromptError') throw new UserError(`cancelled: nothing was ${verb === 'register' ? 'registered' : 'updated'}`, EXIT_INTERRUPTED);
+    throw e;
+  }
+}
+
+/** The record for people: secrets as "(hidden)", the certificate by its file. */
+function summary(r: Record<string, unknown>, p12File: string): [string, string][] {
+  const u = r.ubicacion as Record<string, string>;
+  return [
+    ['identificacion', `${String(r.identificacion)} (tipo ${String(r.tipoIdentificacion)})`],
+    ['nombre', String(r.nombre)],
+    ['nombreComercial', String(r.nombreComercial)],
+    ['codigoActividad', String(r.codigoActividad)],
+    ['sucursal', String(r.sucursal)],
+    ['telefono', String(r.telefono)],
+    ['correoElectronico', String(r.correoElectronico)],
+    ['ubicacion', `${u.provincia}-${u.canton}-${u.distrito}${u.barrio ? `, ${u.barrio}` : ''}, ${u.direccion}`],
+    ['ambiente', r.ambiente === 1 ? '1 production' : '2 testing (sandbox)'],
+    ['usuarioHacienda', String(r.usuarioHacienda)],
+    ['claveHacienda', '(hidden)'],
+    ['certificadoHacienda', p12File],
+    ['pinCertificado', '(hidden)'],
+  ];
+}
