@@ -1,5 +1,5 @@
 // The offline commands, run in-process with injected streams (no global state faked).
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ISSUER, validInvoice } from './helpers/bodies.js';
@@ -103,15 +103,5 @@ describe('fecr (offline commands)', () => {
     expect(b.code).toBe(1);
     expect(b.stdout).toBe('');
     expect(b.stderr).toContain('receptor: must be a receiver object');
-  });
-
-  it('demo issues, signs and verifies one document of each kind', async () => {
-    const r = await runCli(['demo', '--out', 'demo', '--json'], { cwd: dir });
-    expect(r.code, r.stderr).toBe(0);
-    const rows = JSON.parse(r.stdout) as { kind: string; signature: string; xsd: string }[];
-    expect(rows.map((x) => x.kind)).toEqual(['FE', 'FE exonerada', 'NC', 'TE', 'TE extranjero']);
-    for (const row of rows) expect([row.signature, row.xsd]).toEqual(['valid', 'valid']);
-    expect(readdirSync(join(dir, 'demo')).filter((f) => f.endsWith('.xml'))).toHaveLength(5);
-    expect(existsSync(join(dir, 'demo', 'issuer.p12'))).toBe(true);
   });
 });

@@ -1,9 +1,15 @@
 /**
  * The client API's OpenAPI 3.1 document, generated from the same zod schemas the app validates with
  * (zod 4 `z.toJSONSchema`, JSON Schema 2020-12 as OpenAPI 3.1 uses it).
+ *
+ * Besides the eight endpoints of SERVICE-SPEC it lists fecr's additive endpoints (src/server/api-extra.ts:
+ * document status and listing for the CLI's remote mode, the account's webhook URL), each tagged
+ * "fecr extensions" and marked `x-fecr-extension: true`.
  */
 import { z } from 'zod';
+import type { DocumentStatus } from '../client/backend.js';
 import { DocumentBody, IssuerRecord } from '../core/input/schema.js';
+import { ListBody, STATES, StatusBody, WebhookBody } from './api-extra.js';
 import {
   CabysBody,
   CabysEntrySchema,
@@ -36,6 +42,8 @@ interface Endpoint {
   response: string;
   /** Error statuses besides 401 (every endpoint has 401). */
   errors: number[];
+  /** An endpoint beyond SERVICE-SPEC (src/server/api-extra.ts). */
+  extension?: boolean;
 }
 
 const ENDPOINTS: Endpoint[] = [
@@ -47,7 +55,67 @@ const ENDPOINTS: Endpoint[] = [
   { path: '/api/hacienda/cabys', summary: 'Search CABYS codes by name', request: 'CabysBody', response: 'CabysResponse', errors: [400, 503] },
   { path: '/api/consultar/archivo', summary: 'Download the file of a sent document', request: 'FileBody', response: 'FileResponse', errors: [400, 404] },
   { path: '/api/hacienda/identificacion', summary: 'Look up a taxpayer', request: 'TaxpayerBody', response: 'TaxpayerResponse', errors: [400, 404, 503] },
+  // fecr extensions (not in SERVICE-SPEC): same bearer authentication, tenancy and error bodies.
+  {
+    path: '/api/consultar/estado',
+    summary: "The state of a sent document and Hacienda's verdict (fecr extension, not in SERVICE-SPEC)",
+    request: 'StatusBody',
+    response: 'DocumentStatusResponse',
+    errors: [400, 404],
+    extension: true,
+  },
+  {
+    path: '/api/consultar/documentos',
+    summary: "The account's documents, newest first, by state and creation date (fecr extension, not in SERVICE-SPEC)",
+    request: 'ListBody',
+    response: 'DocumentListResponse',
+    errors: [400],
+    extension: true,
+  },
+  {
+    path: '/api/consultar/webhook',
+    summary: "The account's webhook URL (fecr extension, not in SERVICE-SPEC)",
+    request: 'EmptyBody',
+    response: 'WebhookUrlResponse',
+    errors: [],
+    extension: true,
+  },
+  {
+    path: '/api/configurar/webhook',
+    summary: "Points the account's webhook at a URL, keeping its signing secret (fecr extension, not in SERVICE-SPEC)",
+    request: 'WebhookBody',
+    response: 'WebhookConfigResponse',
+    errors: [400],
+    extension: true,
+  },
 ];
+
+/** What /api/consultar/estado and /api/consultar/documentos return per document (src/client/backend.ts DocumentStatus). */
+const DocumentStatusSchema = z.object({
+  clave: z.string().describe('The 50-digit clave'),
+  estado: z.enum(STATES).describe("Ours before Hacienda answers (pendiente, enviado), then Hacienda's (recibido, procesando, aceptado, rechazado, error)"),
+  mensaje: z.number().int().nullable().describe('MensajeHacienda Mensaje once decided: 1 aceptado, 2 aceptado parcialmente, 3 rechazado'),
+  detalleMensaje: z.string().nullable().describe("Hacienda's DetalleMensaje once decided"),
+  kind: z.string().describe('FE, NC or TE'),
+  numeroConsecutivo: z.string().describe('20 digits'),
+  fechaEmision: z.string().describe('ISO 8601 date-time'),
+  totalComprobante: z.string().describe('Decimal string'),
+  moneda: z.string().describe('ISO 4217 code'),
+  receptorNombre: z.string().nullable(),
+  createdAt: z.string().describe('ISO 8601 instant'),
+  decidedAt: z.string().nullable().describe('ISO 8601 instant'),
+});
+// Both ways assignable: the schema and the CLI's DocumentStatus stay the same shape.
+const _toStatus = (s: z.output<typeof DocumentStatusSchema>): DocumentStatus => s;
+const _fromStatus = (s: DocumentStatus): z.output<typeof DocumentStatusSchema> => s;
+void _toStatus;
+void _fromStatus;
+
+const WebhookUrlSchema = z.object({ url: z.string().nullable().describe('null: no webhook') });
+const WebhookConfigSchema = z.object({
+  url: z.string().nullable(),
+  secret: z.string().nullable().describe('The new whsec_… signing secret when the account had none (shown once), else null'),
+});
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'bad_request: "Campos requeridos faltantes" with details, or a specific message (e.g. certificate problems)',
@@ -82,6 +150,16 @@ function build(version: string): JsonSchema {
     FileResponse: schema(dataResponse(StoredFileSchema), 'output'),
     TaxpayerResponse: schema(dataResponse(TaxpayerSchema), 'output'),
     Error: schema(ErrorBodySchema, 'output'),
+    // fecr extensions
+    StatusBody: schema(StatusBody, 'input'),
+    ListBody: schema(ListBody, 'input'),
+    EmptyBody: schema(z.object({}), 'input'),
+    WebhookBody: schema(WebhookBody, 'input'),
+    DocumentStatus: schema(DocumentStatusSchema, 'output'),
+    DocumentStatusResponse: schema(dataResponse(DocumentStatusSchema), 'output'),
+    DocumentListResponse: schema(dataResponse(z.array(DocumentStatusSchema)), 'output'),
+    WebhookUrlResponse: schema(dataResponse(WebhookUrlSchema), 'output'),
+    WebhookConfigResponse: schema(dataResponse(WebhookConfigSchema), 'output'),
   };
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
   const paths: Record<string, unknown> = {};
@@ -95,6 +173,7 @@ function build(version: string): JsonSchema {
     paths[e.path] = {
       post: {
         summary: e.summary,
+        ...(e.extension ? { tags: ['fecr extensions'], 'x-fecr-extension': true } : { tags: ['SERVICE-SPEC'] }),
         operationId: e.path.replace(/^\/api\//, '').replace(/\/(\w)/g, (_, c: string) => c.toUpperCase()),
         security: [{ bearerAuth: [] }],
         requestBody: { required: true, content: { 'application/json': { schema: ref(e.request) } } },
@@ -107,8 +186,14 @@ function build(version: string): JsonSchema {
     info: {
       title: 'fecr client API',
       version,
-      description: 'Costa Rica electronic invoicing (comprobantes electrónicos v4.4): the client API of SERVICE-SPEC.md.',
+      description:
+        'Costa Rica electronic invoicing (comprobantes electrónicos v4.4): the client API of SERVICE-SPEC.md, ' +
+        'plus fecr extensions beyond it (tag "fecr extensions", x-fecr-extension: true).',
     },
+    tags: [
+      { name: 'SERVICE-SPEC', description: 'The endpoints of SERVICE-SPEC.md' },
+      { name: 'fecr extensions', description: 'Additive endpoints beyond SERVICE-SPEC.md: same authentication, tenancy and error bodies' },
+    ],
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     security: [{ bearerAuth: [] }],
     paths,

@@ -1,90 +1,263 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+/**
+ * `fecr demo`: the main job end to end, from nothing.
+ *
+ *  1. The profile: `--profile` / FECR_PROFILE when given, else "demo". A missing "demo" profile is created as a
+ *     local profile (env local: the embedded Hacienda emulator) with its own data dir, `<data home>/fecr/demo`,
+ *     so the demo never mixes its test issuer and documents into the default profile's data. A second run uses
+ *     the same profile and data dir and issues the next consecutivos.
+ *  2. The issuer: 3101123456 SOFTWARE TICO SOCIEDAD ANONIMA (a taxpayer the emulator's registry knows). When the
+ *     profile's account does not have it yet, a test .p12 is generated (PIN 1234, written to the out dir) and the
+ *     issuer registered with it.
+ *  3. One document of each kind the service accepts (FE, FE with exoneración, NC referencing that FE, TE without
+ *     receptor, TE for a foreign receptor), dated now, numbered after the issuer's last consecutivo of each kind;
+ *     sent, then Hacienda's verdicts awaited.
+ *  4. For each: `<clave>.xml` (the signed comprobante), `<clave>_respuesta.xml` (Hacienda's MensajeHacienda) and
+ *     `<clave>.pdf` in the out dir (default ./fecr-demo). A table on stdout (JSON with --json), progress on stderr.
+ *
+ * Exit: 0 every document aceptado, 3 one rechazado, 1 one in error, 8 one still undecided at the timeout.
+ * Works on a remote profile too (a hosted fecr whose Hacienda is its emulator).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { Ctx } from '../../cli/context.js';
-import { SilentExit } from '../../cli/errors.js';
+import { EXIT, SilentExit, UserError, type ExitCode } from '../../cli/errors.js';
 import { resolvePath, writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
 import { renderTable } from '../../cli/table.js';
+import type { Backend, DocumentStatus, FileType } from '../../client/backend.js';
+import type { Profile } from '../../client/profiles.js';
+import { withBackend } from '../backend.js';
+import { timeoutMs } from '../documents/shared.js';
+import type { DemoFlags } from './index.js';
 
-/** One fixture of each kind the spec names. */
-const DEMO_DOCUMENTS = [
-  ['FE', '01-fe-servicios-13.json'],
-  ['FE exonerada', '06-fe-exoneracion-autorizacion.json'],
-  ['NC', '09-nc-devolucion.json'],
-  ['TE', '10-te-sin-receptor.json'],
-  ['TE extranjero', '11-te-extranjero.json'],
-] as const;
+/** The profile the demo uses unless --profile / FECR_PROFILE names one. */
+export const DEMO_PROFILE = 'demo';
 
-const DEMO_PIN = '1234';
+export const DEMO_PIN = '1234';
 
-export async function run(ctx: Ctx, opts: { out: string; json?: boolean }): Promise<void> {
-  const [{ createTestP12 }, { loadP12 }, { issueComprobante }, { securityCodeFrom }, { verifyXades }, xsd, kinds] = await Promise.all([
-    import('../../core/sign/testcert.js'),
-    import('../../core/sign/p12.js'),
-    import('../../core/comprobante.js'),
-    import('../../core/clave.js'),
-    import('../../core/sign/verify.js'),
-    import('../../core/xsd/index.js'),
-    import('../../core/xml/kinds.js'),
-  ]);
+const ISSUER_ID = '3101123456';
+const ISSUER_NAME = 'SOFTWARE TICO SOCIEDAD ANONIMA';
+
+type Kind = 'FE' | 'NC' | 'TE';
+
+/** One document of each kind the service accepts (SERVICE-SPEC "Rules by kind of document"), by fixture. */
+const DEMO_DOCUMENTS: readonly { label: string; kind: Kind; fixture: string }[] = [
+  { label: 'FE', kind: 'FE', fixture: '01-fe-servicios-13' },
+  { label: 'FE exonerada', kind: 'FE', fixture: '06-fe-exoneracion-autorizacion' },
+  { label: 'NC', kind: 'NC', fixture: '09-nc-devolucion' },
+  { label: 'TE', kind: 'TE', fixture: '10-te-sin-receptor' },
+  { label: 'TE extranjero', kind: 'TE', fixture: '11-te-extranjero' },
+];
+
+const FILES: readonly { type: FileType; key: 'xml' | 'respuesta' | 'pdf'; name: (clave: string) => string }[] = [
+  { type: 'XML', key: 'xml', name: (c) => `${c}.xml` },
+  { type: 'RESPUESTA', key: 'respuesta', name: (c) => `${c}_respuesta.xml` },
+  { type: 'PDF', key: 'pdf', name: (c) => `${c}.pdf` },
+];
+
+export interface DemoRow {
+  kind: string;
+  clave: string;
+  numeroConsecutivo: string;
+  estado: DocumentStatus['estado'];
+  mensaje: number | null;
+  totalComprobante: string;
+  moneda: string;
+  /** Paths as given with --out (relative to the working directory unless --out is absolute). */
+  files: Partial<Record<'xml' | 'respuesta' | 'pdf', string>>;
+}
+
+export interface DemoResult {
+  profile: string;
+  mode: 'local' | 'remote';
+  /** Local profiles: the data dir (SQLite, emulator state, master key). */
+  dataDir: string | null;
+  out: string;
+  issuer: { identificacion: string; nombre: string; registered: boolean; p12: string | null };
+  documents: DemoRow[];
+}
+
+/** `<data home>/fecr/demo` from the given environment (XDG_DATA_HOME, HOME), as env-paths lays out fecr's data dir. */
+export function demoDataDir(env: Record<string, string | undefined>): string {
+  const home = env.HOME || env.USERPROFILE || os.homedir();
+  let base: string;
+  if (process.platform === 'darwin') base = path.join(home, 'Library', 'Application Support', 'fecr');
+  else if (process.platform === 'win32') base = path.join(env.LOCALAPPDATA || path.join(home, 'AppData', 'Local'), 'fecr', 'Data');
+  else base = path.join(env.XDG_DATA_HOME ? path.resolve(env.XDG_DATA_HOME) : path.join(home, '.local', 'share'), 'fecr');
+  return path.join(base, 'demo');
+}
+
+export async function run(ctx: Ctx, opts: DemoFlags, profileFlag: string | undefined): Promise<void> {
+  const started = performance.now();
+  const timeout = timeoutMs(opts.timeout);
+  const { name, profile, dataDir } = await demoProfile(ctx, profileFlag);
   const outDir = resolvePath(ctx.io, opts.out);
-  await mkdir(outDir, { recursive: true });
-  const now = ctx.now();
-
-  info(ctx, 'creating a test certificate for 3101123456 (SOFTWARE TICO SOCIEDAD ANONIMA)…');
-  const p12 = createTestP12({ id: '3101123456', type: '02', pin: DEMO_PIN, name: 'SOFTWARE TICO SOCIEDAD ANONIMA' });
-  await writeFile(path.join(outDir, 'issuer.p12'), p12, { mode: 0o600 });
-  const creds = loadP12(p12, DEMO_PIN, now);
-  const issuer = demoIssuer(p12.toString('base64'));
-
-  const validator = xsd.createXsdValidator();
-  const rows: { kind: string; clave: string; total: string; moneda: string; signature: string; xsd: string; file: string }[] = [];
-  let failed = false;
-  for (const [label, name] of DEMO_DOCUMENTS) {
-    const body = JSON.parse(await readFile(new URL(`../../../fixtures/documents/${name}`, import.meta.url), 'utf8')) as unknown;
-    const result = issueComprobante(body, issuer, creds, {
-      securityCode: securityCodeFrom(ctx.randomBytes),
-      signingTime: now,
-      newId: () => Buffer.from(ctx.randomBytes(16)).toString('hex'),
-    });
-    if (!result.ok) {
-      failed = true;
-      writeLine(ctx.io.stderr, `${label}: ${result.findings.map((f) => `${f.path}: ${f.message}`).join('; ')}`);
-      continue;
-    }
-    const report = verifyXades(result.xml, now);
-    const [x] = await validator.validate(result.xml, kinds.KINDS[result.doc.kind].schema);
-    const file = path.join(opts.out, `${result.doc.clave}.xml`);
-    await writeFile(path.join(outDir, `${result.doc.clave}.xml`), result.xml);
-    if (!report.ok || !x?.valid) failed = true;
-    rows.push({
-      kind: label,
-      clave: result.doc.clave,
-      total: result.totals.resumen.totalComprobante.toFixed(5),
-      moneda: result.doc.moneda.codigoMoneda,
-      signature: report.ok ? 'valid' : 'INVALID',
-      xsd: x?.valid ? 'valid' : 'INVALID',
-      file,
-    });
+  try {
+    await mkdir(outDir, { recursive: true });
+  } catch (e) {
+    throw new UserError(`${opts.out}: cannot create (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  if (opts.json) printJson(ctx, rows);
+  info(ctx, profile.mode === 'local' ? `profile "${name}": local, data dir ${dataDir}, Hacienda: the embedded emulator` : `profile "${name}": ${profile.baseUrl}`);
+
+  const result = await withBackend(
+    ctx,
+    async (b): Promise<DemoResult> => {
+      const issuer = await ensureIssuer(ctx, b, outDir, opts.out);
+      const docs = await sendAll(ctx, b);
+      const deadline = Date.now() + timeout;
+      const rows: DemoRow[] = [];
+      for (const d of docs) {
+        const s = await b.waitForVerdict(d.clave, { timeoutMs: Math.max(0, deadline - Date.now()) });
+        info(ctx, `${d.label}: ${s.estado}${s.estado === 'aceptado' || s.mensaje === null ? '' : ` (Mensaje ${s.mensaje})`}`);
+        rows.push({
+          kind: d.label,
+          clave: s.clave,
+          numeroConsecutivo: s.numeroConsecutivo,
+          estado: s.estado,
+          mensaje: s.mensaje,
+          totalComprobante: s.totalComprobante,
+          moneda: s.moneda,
+          files: {},
+        });
+      }
+      await Promise.all(rows.map((row) => writeFiles(b, row, outDir, opts.out)));
+      return { profile: name, mode: profile.mode, dataDir, out: opts.out, issuer, documents: rows };
+    },
+    { profile: name },
+  );
+
+  const written = result.documents.reduce((n, r) => n + Object.keys(r.files).length, 0);
+  if (opts.json) printJson(ctx, result);
   else {
     writeLine(
       ctx.io.stdout,
-      renderTable(ctx, ['kind', 'clave', 'totalComprobante', 'moneda', 'signature', 'xsd'], rows.map((r) => [r.kind, r.clave, r.total, r.moneda, r.signature, r.xsd])),
+      renderTable(
+        ctx,
+        ['kind', 'numeroConsecutivo', 'estado', 'clave', 'files'],
+        result.documents.map((r) => [r.kind, r.numeroConsecutivo, r.estado, r.clave, FILES.filter((f) => r.files[f.key]).map((f) => f.key).join(' ')]),
+      ),
     );
-    info(ctx, `files written to ${opts.out}/`);
   }
-  if (failed) throw new SilentExit(1);
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  info(ctx, `wrote ${written} files to ${path.join(opts.out, path.sep)} in ${seconds} s: CLAVE.xml (signed comprobante), CLAVE_respuesta.xml (Hacienda's answer), CLAVE.pdf`);
+  info(ctx, `see them again with: fecr documents list${name === 'default' ? '' : ` --profile ${name}`}`);
+  const code = exitCode(result.documents);
+  if (code !== EXIT.ok) {
+    const bad = result.documents.filter((r) => r.estado !== 'aceptado').map((r) => `${r.kind} ${r.estado}`);
+    info(ctx, `error: not every document was accepted: ${bad.join(', ')}`);
+    throw new SilentExit(code);
+  }
+}
+
+/** 3 when one was rejected, else 1 for an error, else 8 when one is still undecided; 0 when all aceptado. */
+function exitCode(rows: DemoRow[]): ExitCode {
+  if (rows.some((r) => r.estado === 'rechazado')) return EXIT.rejected;
+  if (rows.some((r) => r.estado === 'error')) return EXIT.error;
+  if (rows.some((r) => r.estado !== 'aceptado')) return EXIT.pending;
+  return EXIT.ok;
+}
+
+/** The profile to use; "demo" is created (local, env local, own data dir) when nothing names another one. */
+async function demoProfile(ctx: Ctx, flag: string | undefined): Promise<{ name: string; profile: Profile; dataDir: string | null }> {
+  const { openProfiles, profileNameFrom } = await import('../../client/profiles.js');
+  const chosen = flag !== undefined || Boolean(ctx.io.env.FECR_PROFILE);
+  const name = chosen ? profileNameFrom(ctx.io.env, flag) : DEMO_PROFILE;
+  const store = await openProfiles(ctx.io.env);
+  if (!chosen && Object.keys(store.stored(name)).length === 0) {
+    const dir = demoDataDir(ctx.io.env);
+    store.set(name, 'mode', 'local', ctx.io.cwd);
+    store.set(name, 'env', 'local', ctx.io.cwd);
+    store.set(name, 'dataDir', dir, ctx.io.cwd);
+    info(ctx, `created profile "${name}" in ${store.file}`);
+  }
+  const profile = store.resolve(name);
+  if (profile.mode === 'remote') return { name, profile, dataDir: null };
+  if (profile.env !== 'local') {
+    throw new UserError(
+      `fecr demo sends test documents to the embedded Hacienda emulator; profile "${name}" uses Hacienda's ${profile.env} environment (run it without --profile, or with a local profile whose env is local)`,
+    );
+  }
+  const { resolveDataDir } = await import('../../service/runtime.js');
+  return { name, profile, dataDir: profile.dataDir ? path.resolve(ctx.io.cwd, profile.dataDir) : resolveDataDir(ctx.io.env) };
+}
+
+/** Registers the demo issuer with a fresh test .p12 unless the account already has it. */
+async function ensureIssuer(ctx: Ctx, b: Backend, outDir: string, out: string): Promise<DemoResult['issuer']> {
+  const base = { identificacion: ISSUER_ID, nombre: ISSUER_NAME };
+  if (await b.getIssuer(ISSUER_ID)) {
+    info(ctx, `issuer ${ISSUER_ID} ${ISSUER_NAME}: already registered`);
+    return { ...base, registered: false, p12: null };
+  }
+  const { createTestP12 } = await import('../../core/sign/testcert.js');
+  const p12 = createTestP12({ id: ISSUER_ID, type: '02', pin: DEMO_PIN, name: ISSUER_NAME, now: ctx.now() });
+  const file = path.join(out, 'issuer.p12');
+  await writeFile(path.join(outDir, 'issuer.p12'), p12, { mode: 0o600 });
+  await b.registerIssuer(demoIssuer(p12.toString('base64')));
+  info(ctx, `registered test issuer ${ISSUER_ID} ${ISSUER_NAME} with a generated certificate (${file}, PIN ${DEMO_PIN})`);
+  return { ...base, registered: true, p12: file };
+}
+
+/** Submits the documents in order (the NC references the first FE); returns their claves. */
+async function sendAll(ctx: Ctx, b: Backend): Promise<{ label: string; clave: string }[]> {
+  const { readFile } = await import('node:fs/promises');
+  const { formatCr } = await import('../../core/dates.js');
+  const next = await nextNumbers(b);
+  const fechaEmision = formatCr(ctx.now());
+  const sent: { label: string; kind: Kind; clave: string }[] = [];
+  for (const d of DEMO_DOCUMENTS) {
+    const body = JSON.parse(await readFile(new URL(`../../../fixtures/documents/${d.fixture}.json`, import.meta.url), 'utf8')) as Record<string, unknown>;
+    body.numeroReferencia = next[d.kind]++;
+    body.fechaEmision = fechaEmision;
+    if (d.kind === 'NC') {
+      const fe = sent.find((s) => s.kind === 'FE');
+      const [ref] = body.informacionReferencia as Record<string, unknown>[];
+      body.informacionReferencia = [{ ...ref, tipoDocIR: '01', numero: fe?.clave, fechaEmision }];
+    }
+    const { clave } = await b.submit(body);
+    info(ctx, `sent ${d.label} ${clave}`);
+    sent.push({ label: d.label, kind: d.kind, clave });
+  }
+  return sent;
+}
+
+/** The next numeroReferencia of each kind for the demo issuer: one after the highest stored. */
+async function nextNumbers(b: Backend): Promise<Record<Kind, number>> {
+  const next: Record<Kind, number> = { FE: 1, NC: 1, TE: 1 };
+  for (const d of await b.listDocuments({ limit: 1000 })) {
+    // Clave: 506, ddmmyy, the issuer's id on 12 digits, then the consecutivo (whose last 10 digits are the number).
+    if (d.clave.slice(9, 21) !== ISSUER_ID.padStart(12, '0') || !(d.kind in next)) continue;
+    const n = Number(d.numeroConsecutivo.slice(10));
+    if (Number.isSafeInteger(n) && n >= next[d.kind as Kind]) next[d.kind as Kind] = n + 1;
+  }
+  return next;
+}
+
+async function writeFiles(b: Backend, row: DemoRow, outDir: string, out: string): Promise<void> {
+  await Promise.all(
+    FILES.map(async (f) => {
+      const bytes = await b.file(row.clave, f.type);
+      if (!bytes) return;
+      const name = f.name(row.clave);
+      try {
+        await writeFile(path.join(outDir, name), bytes);
+      } catch (e) {
+        throw new UserError(`${path.join(out, name)}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      }
+      row.files[f.key] = path.join(out, name);
+    }),
+  );
+  // Keep the order xml, respuesta, pdf whatever finished first.
+  row.files = Object.fromEntries(FILES.filter((f) => row.files[f.key]).map((f) => [f.key, row.files[f.key]]));
 }
 
 function demoIssuer(certificadoHacienda: string) {
   return {
-    identificacion: '3101123456',
-    tipoIdentificacion: '02' as const,
+    identificacion: ISSUER_ID,
+    tipoIdentificacion: '02',
     codigoActividad: '620100',
     sucursal: 1,
-    nombre: 'SOFTWARE TICO SOCIEDAD ANONIMA',
+    nombre: ISSUER_NAME,
     nombreComercial: 'Software Tico',
     telefono: '+506 2222-3333',
     correoElectronico: 'facturas@softwaretico.cr',
