@@ -52,8 +52,9 @@ export function printDetalle(ctx: Ctx, s: DocumentStatus): void {
 }
 
 /** What a still-undecided document is waiting for, as one line. */
-export function pendingLine(s: DocumentStatus): string {
-  return s.estado === 'pendiente'
+export function pendingLine(s: DocumentStatus, mode: 'local' | 'remote' = 'local'): string {
+  if (s.estado !== 'pendiente') return `Hacienda has not decided on ${s.clave} yet (${s.estado}); check later with: fecr status ${s.clave}`;
+  return mode === 'local'
     ? `${s.clave} is not sent yet (Hacienda could not be reached); it is sent by the next fecr command that runs the worker`
-    : `Hacienda has not decided on ${s.clave} yet (${s.estado}); check later with: fecr status ${s.clave}`;
+    : `${s.clave} is queued on the service and not sent to Hacienda yet; check later with: fecr status ${s.clave}`;
 }

@@ -12,7 +12,9 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
   if (!opts.wait && (opts.timeout !== undefined || opts.strict)) throw new UsageError(`${opts.strict ? '--strict' : '--timeout'} needs --wait`);
   const timeout = timeoutMs(opts.timeout);
   const body = await readJson(ctx.io, file);
+  let mode: 'local' | 'remote' = 'local';
   const final = await withBackend(ctx, async (b) => {
+    mode = b.mode;
     const { clave } = await b.submit(body);
     if (!opts.wait) {
       if (opts.json) printJson(ctx, { clave });
@@ -28,11 +30,11 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
       spinner.stop();
     }
   });
-  if (final) await report(ctx, final, { json: opts.json, strict: opts.strict });
+  if (final) await report(ctx, final, { json: opts.json, strict: opts.strict, mode });
 }
 
 /** Prints a verdict (or the state reached) and ends with its exit code (--strict: errors under aceptado → 3). */
-export async function report(ctx: Ctx, s: DocumentStatus, o: { json?: boolean; strict?: boolean; table?: (s: DocumentStatus) => void }): Promise<void> {
+export async function report(ctx: Ctx, s: DocumentStatus, o: { json?: boolean; strict?: boolean; table?: (s: DocumentStatus) => void; mode?: 'local' | 'remote' }): Promise<void> {
   let strictErrors = 0;
   if (o.strict && s.estado === 'aceptado' && s.detalleMensaje) {
     const { parseDetalleErrors } = await import('../../hacienda/client/mensaje.js');
@@ -52,7 +54,7 @@ export async function report(ctx: Ctx, s: DocumentStatus, o: { json?: boolean; s
   if (code === EXIT.ok) return;
   if (s.estado === 'rechazado') info(ctx, `error: Hacienda rejected ${s.clave}`);
   else if (s.estado === 'error') info(ctx, `error: ${s.clave}: ${firstLine(s.detalleMensaje) ?? 'Hacienda answered with an error'}`);
-  else info(ctx, `error: ${pendingLine(s)}`);
+  else info(ctx, `error: ${pendingLine(s, o.mode)}`);
   throw new SilentExit(code);
 }
 

@@ -10,7 +10,9 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
   const clave = checkClave(claveArg);
   if (!opts.watch && opts.timeout !== undefined) throw new UsageError('--timeout needs --watch');
   const timeout = timeoutMs(opts.timeout);
+  let mode: 'local' | 'remote' = 'local';
   const s = await withBackend(ctx, async (b) => {
+    mode = b.mode;
     if (!opts.watch) return b.status(clave);
     const first = await b.status(clave);
     if (!first) return null;
@@ -24,6 +26,7 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
   if (!s) throw new UserError(`no document with clave ${clave}`);
   await report(ctx, s, {
     json: opts.json,
+    mode,
     table: (st) => {
       printStatusTable(ctx, [st]);
       printDetalle(ctx, st);
