@@ -1,10 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
+// The service's tests run twice: on SQLite (every test file) and on PostgreSQL (the store-backed service,
+// server and end-to-end files, FECR_TEST_STORE=postgres; see test/helpers/stores.ts).
+const ON_BOTH_STORES = [
+  'test/service-accounts.test.ts',
+  'test/service-documents.test.ts',
+  'test/service-worker.test.ts',
+  'test/server-api.test.ts',
+  'test/server-auth.test.ts',
+  'test/e2e-service.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'postgres', include: ON_BOTH_STORES, env: { FECR_TEST_STORE: 'postgres' } } },
+    ],
   },
 });

@@ -12,6 +12,7 @@ import { runCli, tempDir } from './helpers/cli.js';
 import { pngInk, postJson, startWebhookReceiver, waitUntil, type WebhookReceiver } from './helpers/e2e.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 import { spawnFecr, type Spawned } from './helpers/spawn.js';
+import { serviceStoreEnv } from './helpers/stores.js';
 import { xmlsecVerify } from './helpers/xmlsec.js';
 
 type Kind = keyof typeof FIVE_KINDS;
@@ -38,7 +39,9 @@ const PASSWORD = 'clave-de-prueba-e2e-2026';
 const dir = tempDir('fecr-e2e-');
 const dataDir = join(dir, 'data');
 const work = join(dir, 'work');
-const env = { HOME: dir, FECR_DATA_DIR: dataDir, FECR_NO_KEYCHAIN: '1' };
+// SQLite in the data dir, or (postgres test project) a fresh PostgreSQL database for serve and the CLI alike.
+const storeEnv = await serviceStoreEnv();
+const env = { HOME: dir, FECR_DATA_DIR: dataDir, FECR_NO_KEYCHAIN: '1', ...storeEnv.env };
 
 let serve: Spawned<{ authUrl: string; baseUrl: string; haciendaUrl?: string }> | undefined;
 let receiver: WebhookReceiver;
@@ -71,6 +74,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (serve && serve.child.exitCode === null && serve.child.signalCode === null) await serve.stop('SIGKILL');
   await receiver?.close();
+  await storeEnv.drop();
   rmSync(dir, { recursive: true, force: true });
 });
 

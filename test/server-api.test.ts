@@ -7,11 +7,13 @@ import { verifyXades } from '../src/core/sign/verify.js';
 import { createTestP12 } from '../src/core/sign/testcert.js';
 import { startEmulator, type RunningEmulator } from '../src/hacienda/index.js';
 import { API_PATHS, buildApiApp } from '../src/server/api-app.js';
+import { EXTRA_PATHS } from '../src/server/api-extra.js';
 import { createAccount } from '../src/service/accounts.js';
 import { ensureSigningKey } from '../src/service/keys.js';
 import { closeLookups } from '../src/service/lookups.js';
 import { createTokenVerifier, issueToken, revokeToken } from '../src/service/tokens.js';
 import { FIVE_KINDS, fixtureBody, makeServiceContext, type TestContext } from './helpers/api-context.js';
+import { queuedJobs } from './helpers/stores.js';
 import { ISSUER } from './helpers/bodies.js';
 
 const AUTH_URL = 'http://auth.fecr.test';
@@ -55,6 +57,7 @@ async function post(path: string, body: unknown, opts: { token?: string | null; 
 }
 
 async function count(table: 'documents' | 'jobs' | 'issuers'): Promise<number> {
+  if (table === 'jobs') return (await queuedJobs(t.ctx.store)).length; // the queue of either store
   const r = await t.ctx.store.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(r.n);
 }
@@ -219,7 +222,7 @@ describe('submissions and files', () => {
       claves.set(kind, r.body.clave);
       const doc = await t.ctx.store.db.selectFrom('documents').selectAll().where('clave', '=', r.body.clave).executeTakeFirstOrThrow();
       expect(doc.state).toBe('pendiente');
-      const jobs = await t.ctx.store.db.selectFrom('jobs').selectAll().where('document_id', '=', doc.id).execute();
+      const jobs = await queuedJobs(t.ctx.store, { documentId: doc.id });
       expect(jobs.map((j) => j.type)).toEqual(['send']);
     }
     expect(await count('documents')).toBe(5);
@@ -394,12 +397,22 @@ describe('transport errors are 4xx error bodies, never 500', () => {
 });
 
 describe('OpenAPI', () => {
-  it('GET /openapi.json (no token): OpenAPI 3.1 with the eight paths, bearer security and the error schema', async () => {
+  it('GET /openapi.json (no token): OpenAPI 3.1 with the eight paths and the extensions, bearer security and the error schema', async () => {
     const res = await request(`${baseUrl}/openapi.json`);
     expect(res.statusCode).toBe(200);
     const doc = (await res.body.json()) as any;
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual([...API_PATHS].sort());
+    expect(Object.keys(doc.paths).sort()).toEqual([...API_PATHS, ...EXTRA_PATHS].sort());
+    // The additive endpoints are listed and marked as extensions beyond SERVICE-SPEC; the spec's eight are not.
+    expect(EXTRA_PATHS).toEqual(expect.arrayContaining(['/api/consultar/estado', '/api/consultar/documentos']));
+    for (const path of EXTRA_PATHS) expect(doc.paths[path].post).toMatchObject({ 'x-fecr-extension': true, tags: ['fecr extensions'], security: [{ bearerAuth: [] }] });
+    for (const path of API_PATHS) expect(doc.paths[path].post['x-fecr-extension']).toBeUndefined();
+    const estado = doc.paths['/api/consultar/estado'].post;
+    expect(Object.keys(estado.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404']));
+    expect(doc.components.schemas.StatusBody.required).toEqual(['claveHacienda']);
+    expect(Object.keys(doc.components.schemas.ListBody.properties).sort()).toEqual(['desde', 'estado', 'limite']);
+    expect(doc.components.schemas.DocumentStatus.properties.estado.enum).toEqual(['pendiente', 'enviado', 'recibido', 'procesando', 'aceptado', 'rechazado', 'error']);
+    expect(doc.components.schemas.DocumentListResponse.properties.data.type).toBe('array');
     expect(doc.components.securitySchemes.bearerAuth).toEqual({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
     expect(doc.components.schemas.Error.required).toEqual(['error', 'message']);
     const items = doc.paths['/api/enviar/items'].post;
@@ -419,7 +432,7 @@ describe('secrets', () => {
     const secrets = [PIN, PASSWORD, issuerBody.claveHacienda, issuerBody.certificadoHacienda.slice(200, 260)];
     expect(seen.length).toBeGreaterThan(50);
     for (const s of secrets) for (const text of seen) expect(text.includes(s), s.slice(0, 12)).toBe(false);
-    const raw = t.rawBytes();
+    const raw = await t.rawBytes();
     for (const s of [...secrets, issuerBody.certificadoHacienda]) expect(raw.includes(Buffer.from(s)), s.slice(0, 12)).toBe(false);
   });
 });

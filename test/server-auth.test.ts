@@ -30,7 +30,8 @@ import type { ServiceContext } from '../src/service/context.js';
 import { currentKey, rotateKey } from '../src/service/keys.js';
 import { SecretBox } from '../src/service/secrets.js';
 import { createTokenVerifier, type TokenVerifier } from '../src/service/tokens.js';
-import { openSqliteStore, type Store } from '../src/store/index.js';
+import type { Store } from '../src/store/index.js';
+import { openTestStore } from './helpers/stores.js';
 
 const PASSWORD = 'contraseña-segura-1';
 const LOGIN_400 = { error: 'bad_request', message: 'Los campos base y password son requeridos' };
@@ -45,7 +46,7 @@ let clockOffset = 0;
 async function makeContext(logger = pino({ level: 'silent' })): Promise<ServiceContext> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fecr-auth-'));
   dirs.push(dir);
-  const store = await openSqliteStore({ file: path.join(dir, 'fecr.db') });
+  const store = await openTestStore({ file: path.join(dir, 'fecr.db') });
   stores.push(store);
   return {
     store,

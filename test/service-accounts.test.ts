@@ -32,7 +32,8 @@ import {
 } from '../src/service/keys.js';
 import { SecretBox } from '../src/service/secrets.js';
 import { createTokenVerifier, issueToken, pruneRevokedTokens, revokeToken } from '../src/service/tokens.js';
-import { openSqliteStore, type Store } from '../src/store/index.js';
+import type { Store } from '../src/store/index.js';
+import { openTestStore } from './helpers/stores.js';
 
 let dir: string;
 let store: Store;
@@ -41,7 +42,7 @@ let ctx: ServiceContext;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fecr-accounts-'));
-  store = await openSqliteStore({ file: path.join(dir, 'fecr.db') });
+  store = await openTestStore({ file: path.join(dir, 'fecr.db') });
   ctx = {
     store,
     secrets: new SecretBox(randomBytes(32)),

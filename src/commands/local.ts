@@ -6,6 +6,8 @@ export async function withLocalService<T>(ctx: Ctx, dataDirFlag: string | undefi
   const [{ openService, resolveDataDir }, { default: pino }] = await Promise.all([import('../service/runtime.js'), import('pino')]);
   const opened = await openService({
     dataDir: resolveDataDir(ctx.io.env, dataDirFlag),
+    // Hosted mode: the admin commands work on the shared PostgreSQL database.
+    ...(ctx.io.env.FECR_DATABASE_URL ? { database: ctx.io.env.FECR_DATABASE_URL } : {}),
     env: ctx.io.env,
     startLocalEmulator: false,
     logger: pino({ level: 'silent' }),

@@ -1,9 +1,15 @@
 /**
- * The whole service on one machine: auth server, client API, background worker and, in env local,
- * the embedded Hacienda emulator. `fecr serve` runs this; tests start it in-process or as a child.
+ * The service: auth server, client API, background worker and, in env local, the embedded Hacienda emulator.
+ * `fecr serve` runs this; tests start it in-process or as a child.
+ *
+ * Roles (hosted mode, many processes on one PostgreSQL): `auth` (the auth server: /login, /logout, JWKS),
+ * `api` (the client API and Hacienda's callback; stateless, any number behind a load balancer), `worker`
+ * (sends, polls, webhooks; any number). `all` = the three in one process, the embedded default.
  */
 import type { FastifyInstance } from 'fastify';
+import { resolveEndpoints } from '../hacienda/index.js';
 import type { HaciendaEnvironment } from '../service/context.js';
+import { currentKey } from '../service/keys.js';
 import { closeLookups } from '../service/lookups.js';
 import { openService, type OpenedService } from '../service/runtime.js';
 import { createTokenVerifier } from '../service/tokens.js';
@@ -11,28 +17,56 @@ import { acceptCallback, startWorker, type Worker, type WorkerOptions } from '..
 import { buildApiApp } from './api-app.js';
 import { buildAuthApp } from './auth-app.js';
 
+export type ServiceRole = 'auth' | 'api' | 'worker';
+export const ALL_ROLES: readonly ServiceRole[] = ['auth', 'api', 'worker'];
+
+/** `all`, or a comma-separated list of auth, api, worker. Throws on anything else. */
+export function parseRoles(value: string): ServiceRole[] {
+  const parts = value
+    .split(',')
+    .map((p) => p.trim().toLowerCase())
+    .filter((p) => p !== '');
+  if (parts.length === 0) throw new Error('--role needs a value: all, auth, api or worker');
+  const out = new Set<ServiceRole>();
+  for (const p of parts) {
+    if (p === 'all') ALL_ROLES.forEach((r) => out.add(r));
+    else if ((ALL_ROLES as readonly string[]).includes(p)) out.add(p as ServiceRole);
+    else throw new Error(`unknown role "${p}": use all, auth, api or worker (comma-separated)`);
+  }
+  return ALL_ROLES.filter((r) => out.has(r));
+}
+
 export interface ServiceOptions {
   dataDir: string;
   env: Record<string, string | undefined>;
+  /** postgres://… (hosted mode) or a SQLite file; default the data dir's fecr.db. */
+  database?: string;
+  /** What this process runs (default all three). */
+  roles?: readonly ServiceRole[];
   host?: string;
   authPort?: number;
   apiPort?: number;
   environment?: HaciendaEnvironment;
-  /** Public URL of the auth server (iss/aud of tokens); default the listening URL. */
+  /** Public URL of the auth server (iss/aud of tokens); default the listening URL. Role api without auth: required (or authJwksUrl). */
   publicAuthUrl?: string;
   /** Public URL of the client API; Hacienda's callbacks go to `<it>/hacienda/callback` (env local: the listening URL). */
   publicApiUrl?: string;
   /** Verify tokens against this JWKS (API running apart from the auth server). */
   authJwksUrl?: string;
+  /** Env local: use the emulator at this URL instead of starting an embedded one (several processes, one emulator). */
+  haciendaUrl?: string;
   emulatorDelayMs?: number;
   worker?: WorkerOptions | false;
   warn?: (message: string) => void;
 }
 
 export interface RunningService {
+  /** The auth server's public URL ('' when this process runs neither auth nor api). */
   authUrl: string;
+  /** The client API's URL ('' without the api role). */
   baseUrl: string;
   haciendaUrl?: string;
+  roles: readonly ServiceRole[];
   opened: OpenedService;
   worker?: Worker;
   /** Graceful stop: no new requests, in-flight requests and jobs finish, queued jobs stay for the next start. */
@@ -47,10 +81,21 @@ function urlOf(app: FastifyInstance): string {
 }
 
 export async function startService(opts: ServiceOptions): Promise<RunningService> {
+  const roles = opts.roles ?? ALL_ROLES;
+  const has = (r: ServiceRole) => roles.includes(r);
+  if (has('api') && !has('auth') && !opts.publicAuthUrl && !opts.authJwksUrl) {
+    throw new Error('the api role without the auth role needs the auth server: --public-auth-url and/or --auth-jwks-url');
+  }
+  const environment = opts.environment ?? 'local';
+  const external = environment === 'local' && opts.haciendaUrl ? opts.haciendaUrl : undefined;
   const opened = await openService({
     dataDir: opts.dataDir,
     env: opts.env,
-    environment: opts.environment ?? 'local',
+    ...(opts.database ? { database: opts.database } : {}),
+    environment,
+    // The embedded emulator only where documents are sent from (or the all-in-one process).
+    startLocalEmulator: !external && (has('worker') || has('api')),
+    ...(external ? { endpoints: resolveEndpoints('local', { baseUrl: external }) } : {}),
     emulatorDelayMs: opts.emulatorDelayMs,
     warn: opts.warn,
   });
@@ -61,31 +106,38 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   let api: FastifyInstance | undefined;
   let worker: Worker | undefined;
   try {
-    auth = await buildAuthApp(ctx, { publicUrl: () => authUrl });
-    await auth.listen({ host, port: opts.authPort ?? 0 });
-    if (!opts.publicAuthUrl) authUrl = urlOf(auth);
-    const verify = createTokenVerifier(ctx, {
-      issuer: () => authUrl,
-      jwks: opts.authJwksUrl ? new URL(opts.authJwksUrl) : 'local',
-    });
-    api = buildApiApp(ctx, {
-      authenticate: verify,
-      logger: ctx.logger.child({ app: 'api' }),
-      disableRequestLogging: true,
-      publicUrl: () => (api ? urlOf(api) : undefined),
-    });
-    // Hacienda's callback: only a hint (the worker re-confirms with GET); always 200 for Hacienda.
-    api.post('/hacienda/callback', async (req) => {
-      const r = await acceptCallback(ctx, req.body);
-      if (r.known) worker?.wake();
-      return { status: 'ok' };
-    });
-    api.addHook('onResponse', async (req) => {
-      if (req.url === '/api/enviar/items') worker?.wake();
-    });
-    await api.listen({ host, port: opts.apiPort ?? 0 });
-    if (opts.worker !== false) {
-      const callbackBase = opts.publicApiUrl ?? (ctx.hacienda.environment === 'local' ? urlOf(api) : undefined);
+    await checkMasterKey(opened);
+    if (has('auth')) {
+      auth = await buildAuthApp(ctx, { publicUrl: () => authUrl });
+      await auth.listen({ host, port: opts.authPort ?? 0 });
+      if (!opts.publicAuthUrl) authUrl = urlOf(auth);
+    } else if (!authUrl && opts.authJwksUrl) {
+      authUrl = new URL(opts.authJwksUrl).origin;
+    }
+    if (has('api')) {
+      const verify = createTokenVerifier(ctx, {
+        issuer: () => authUrl,
+        jwks: opts.authJwksUrl ? new URL(opts.authJwksUrl) : 'local',
+      });
+      api = buildApiApp(ctx, {
+        authenticate: verify,
+        logger: ctx.logger.child({ app: 'api' }),
+        disableRequestLogging: true,
+        publicUrl: () => (api ? urlOf(api) : undefined),
+      });
+      // Hacienda's callback: only a hint (the worker re-confirms with GET); always 200 for Hacienda.
+      api.post('/hacienda/callback', async (req) => {
+        const r = await acceptCallback(ctx, req.body);
+        if (r.known) worker?.wake();
+        return { status: 'ok' };
+      });
+      api.addHook('onResponse', async (req) => {
+        if (req.url === '/api/enviar/items') worker?.wake();
+      });
+      await api.listen({ host, port: opts.apiPort ?? 0 });
+    }
+    if (has('worker') && opts.worker !== false) {
+      const callbackBase = opts.publicApiUrl ?? (ctx.hacienda.environment === 'local' && api ? urlOf(api) : undefined);
       worker = startWorker(ctx, {
         ...(callbackBase ? { callbackUrl: `${callbackBase.replace(/\/+$/, '')}/hacienda/callback` } : {}),
         ...(opts.worker ?? workerOptionsFromEnv(opts.env)),
@@ -98,15 +150,15 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     await opened.close();
     throw e;
   }
-  const baseUrl = urlOf(api);
   return {
     authUrl,
-    baseUrl,
-    haciendaUrl: opened.emulator?.url,
+    baseUrl: api ? urlOf(api) : '',
+    haciendaUrl: opened.emulator?.url ?? external,
+    roles,
     opened,
     worker,
     async close() {
-      await Promise.all([api!.close(), auth!.close()]);
+      await Promise.all([api?.close(), auth?.close()]);
       await worker?.stop();
       await closeLookups(ctx);
       await opened.close();
@@ -114,7 +166,26 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   };
 }
 
-/** Worker tuning from the environment (FECR_WORKER_CONCURRENCY, FECR_WORKER_LEASE_MS), for operators and tests. */
+/**
+ * Hosted mode: the master key must be the one the database's secrets were sealed with (every process shares
+ * FECR_MASTER_KEY). Checked on the current signing key, when there is one, so a wrong key stops the start.
+ */
+async function checkMasterKey(opened: OpenedService): Promise<void> {
+  const { ctx } = opened;
+  if (ctx.store.dialect !== 'postgres') return;
+  const any = await ctx.store.db.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null).executeTakeFirst();
+  if (!any) return;
+  try {
+    await currentKey(ctx);
+  } catch {
+    throw new Error("FECR_MASTER_KEY does not open this database's secrets: every fecr process must use the key the database was set up with");
+  }
+}
+
+/**
+ * Worker tuning from the environment (FECR_WORKER_CONCURRENCY, FECR_WORKER_LEASE_MS, FECR_QUEUE_POLL_MS), for
+ * operators and tests.
+ */
 export function workerOptionsFromEnv(env: Record<string, string | undefined>): WorkerOptions {
   const int = (name: string): number | undefined => {
     const v = env[name];
@@ -126,7 +197,9 @@ export function workerOptionsFromEnv(env: Record<string, string | undefined>): W
   const out: WorkerOptions = {};
   const concurrency = int('FECR_WORKER_CONCURRENCY');
   const leaseMs = int('FECR_WORKER_LEASE_MS');
+  const queuePoll = int('FECR_QUEUE_POLL_MS');
   if (concurrency !== undefined) out.concurrency = concurrency;
   if (leaseMs !== undefined) out.leaseMs = leaseMs;
+  if (queuePoll !== undefined) out.queuePollIntervalMs = queuePoll;
   return out;
 }

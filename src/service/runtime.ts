@@ -9,7 +9,7 @@ import path from 'node:path';
 import envPaths from 'env-paths';
 import pino, { type Logger } from 'pino';
 import { resolveEndpoints, startEmulator, type HaciendaEndpoints, type RunningEmulator } from '../hacienda/index.js';
-import { openSqliteStore } from '../store/index.js';
+import { openSqliteStore, openStore, redactDatabaseUrl, type Store } from '../store/index.js';
 import type { HaciendaEnvironment, ServiceContext } from './context.js';
 import { loadMasterKey, SecretBox } from './secrets.js';
 
@@ -38,6 +38,11 @@ export const REDACT = [
 
 export interface OpenServiceOptions {
   dataDir: string;
+  /**
+   * The store: a postgres:// URL (hosted mode: many fecr processes on one PostgreSQL) or a SQLite file.
+   * Default: fecr.db in the data dir. Callers take it from --database or FECR_DATABASE_URL.
+   */
+  database?: string;
   env: Record<string, string | undefined>;
   environment?: HaciendaEnvironment;
   /** Overrides of the Hacienda URLs (sandbox/production), e.g. from config. */
@@ -61,8 +66,17 @@ export async function openService(opts: OpenServiceOptions): Promise<OpenedServi
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   const logger = opts.logger ?? pino({ level: opts.env.FECR_LOG_LEVEL ?? 'info', redact: REDACT }, pino.destination(2));
   const environment = opts.environment ?? 'local';
+  const hosted = opts.database !== undefined && /^postgres(ql)?:\/\//i.test(opts.database);
+  // Every process of a hosted deployment must seal and open secrets with the same key: no per-machine fallback.
+  if (hosted && !opts.env.FECR_MASTER_KEY) throw new Error('a PostgreSQL store needs FECR_MASTER_KEY (32 bytes, base64), the same in every fecr process');
   const { key } = await loadMasterKey({ dataDir: opts.dataDir, env: opts.env, warn: opts.warn });
-  const store = await openSqliteStore({ file: path.join(opts.dataDir, 'fecr.db') });
+  let store: Store;
+  try {
+    store = opts.database ? await openStore(opts.database) : await openSqliteStore({ file: path.join(opts.dataDir, 'fecr.db') });
+  } catch (e) {
+    if (hosted) throw new Error(`cannot open the database ${redactDatabaseUrl(opts.database!)}: ${(e as Error).message}`, { cause: e });
+    throw e;
+  }
   let emulator: RunningEmulator | undefined;
   let endpoints: HaciendaEndpoints;
   try {

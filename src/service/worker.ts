@@ -17,6 +17,9 @@
  * crash at any point either leaves the job to be redone (safely: GET before POST) or has fully done it.
  */
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import type { Job as GraphileJob, JobHelpers, Runner, TaskList, WorkerPool } from 'graphile-worker';
 import { parseComprobanteXml } from '../core/xml/parse.js';
 import {
   HttpClient,
@@ -32,7 +35,23 @@ import {
 import type { DocumentState, Issuer, Job } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { issuerSecretsContext, type IssuerSecrets, type StoredIssuerRecord } from './issuers.js';
-import { completeJob, enqueueJob, leaseJobs, LeaseLostError, pendingJobs, releaseLeases, renewLeases, rescheduleJob } from './jobs.js';
+import {
+  completeJob,
+  enqueueJob,
+  heartbeat,
+  hurryDocumentJobs,
+  JOB_TYPES,
+  leaseJobs,
+  LeaseLostError,
+  pendingJobs,
+  QUEUE_TASKS,
+  releaseLeases,
+  renewLeases,
+  rescheduleJob,
+  unlockDeadWorkers,
+  unregisterWorker,
+  type QueuePayload,
+} from './jobs.js';
 import { createDelivery, WebhookSender } from './webhooks.js';
 
 export interface WorkerOptions {
@@ -42,8 +61,13 @@ export interface WorkerOptions {
   concurrency?: number;
   /** How often the queue is checked when idle, ms (default 50). */
   pollIntervalMs?: number;
-  /** Lease duration, ms (default 30 000); live workers renew their leases every leaseMs/3. */
+  /**
+   * Lease duration, ms (default 30 000); live workers renew their leases every leaseMs/3. On PostgreSQL the same
+   * figure is the heartbeat timeout: a worker silent for leaseMs is dead and its jobs are unlocked.
+   */
   leaseMs?: number;
+  /** PostgreSQL: how often each graphile-worker runner looks for jobs that became due (default 250 ms; new jobs arrive by NOTIFY at once). */
+  queuePollIntervalMs?: number;
   /** Webhook retry window from when the delivery was queued (default 24 h), then `fallido`. */
   webhookRetryWindowMs?: number;
   /** Webhook backoff: first retry (default 5 s), doubling, capped (default 1 h). */
@@ -86,6 +110,7 @@ export interface WorkerStats {
 }
 
 export interface Worker {
+  /** Lease owner: the worker's name on SQLite; on PostgreSQL its graphile-worker pool id once started. */
   readonly owner: string;
   readonly stats: Readonly<WorkerStats>;
   /** Stops leasing, lets in-flight jobs finish, closes the Hacienda sessions. Queued jobs stay queued. */
@@ -133,7 +158,8 @@ export function startWorker(ctx: ServiceContext, opts: WorkerOptions = {}): Work
 }
 
 class QueueWorker implements Worker {
-  readonly owner: string;
+  owner: string;
+  private readonly name: string;
   readonly stats: WorkerStats = { sent: 0, confirmedByStatus: 0, polls: 0, decided: 0, webhooksDelivered: 0, webhookAttempts: 0, retries: 0, errors: 0 };
   private readonly log;
   private readonly o;
@@ -156,12 +182,14 @@ class QueueWorker implements Worker {
     opts: WorkerOptions,
   ) {
     this.owner = opts.owner ?? `worker-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.name = this.owner;
     this.log = ctx.logger.child({ component: 'worker', owner: this.owner });
     this.random = opts.random ?? Math.random;
     this.o = {
       concurrency: Math.max(1, opts.concurrency ?? 8),
       pollIntervalMs: opts.pollIntervalMs ?? 50,
       leaseMs: opts.leaseMs ?? 30_000,
+      queuePollIntervalMs: opts.queuePollIntervalMs ?? 250,
       firstPollDelayMs: opts.firstPollDelayMs ?? 300,
       pollMaxIntervalMs: opts.pollMaxIntervalMs ?? 30_000,
       pollWindowMs: opts.pollWindowMs ?? 24 * 3600_000,
@@ -185,11 +213,136 @@ class QueueWorker implements Worker {
   }
 
   start(): void {
+    if (this.ctx.store.dialect === 'postgres') {
+      this.loopDone = this.startQueueRunner().catch((e) => {
+        this.log.error({ err: errText(e) }, 'the job runner did not start');
+        throw e;
+      });
+      this.loopDone.catch(() => undefined);
+      return;
+    }
     this.loopDone = this.loop();
     const every = Math.max(10, Math.floor(this.o.leaseMs / 3));
     this.heartbeat = setInterval(() => void this.renew(), every);
     this.heartbeat.unref();
     this.log.info({ concurrency: this.o.concurrency, leaseMs: this.o.leaseMs }, 'worker started');
+  }
+
+  // --- PostgreSQL: graphile-worker runner -----------------------------------------------------------
+
+  private runner: Runner | undefined;
+  private pool: WorkerPool | undefined;
+  private pgPool: import('pg').Pool | undefined;
+  private startedAt = Date.now();
+
+  /** Runs the queue's jobs with graphile-worker: `concurrency` jobs at a time, woken by NOTIFY. */
+  private async startQueueRunner(): Promise<void> {
+    const url = this.ctx.store.url;
+    if (!url) throw new Error('a PostgreSQL store without its URL');
+    const [{ run, Logger }, { default: pg }] = await Promise.all([import('graphile-worker'), import('pg')]);
+    if (this.stopping) return;
+    // Its own pool: one LISTEN client plus one per concurrent job, apart from the API's queries.
+    const pgPool = new pg.Pool({ connectionString: url, max: this.o.concurrency + 2, application_name: `fecr-worker:${this.name}` });
+    pgPool.on('error', (e) => this.log.warn({ err: errText(e) }, 'queue connection lost'));
+    pgPool.on('connect', (client) => client.on('error', () => undefined));
+    this.pgPool = pgPool;
+    const events = new EventEmitter();
+    events.on('pool:create', ({ workerPool }: { workerPool: WorkerPool }) => {
+      this.pool = workerPool;
+      this.owner = workerPool.id;
+      void this.beat();
+    });
+    const taskList: TaskList = {};
+    for (const type of JOB_TYPES) taskList[QUEUE_TASKS[type]] = (payload, helpers) => this.runQueued(type, payload, helpers);
+    const log = this.log;
+    this.runner = await run({
+      pgPool,
+      taskList,
+      crontab: '',
+      concurrency: this.o.concurrency,
+      pollInterval: this.o.queuePollIntervalMs,
+      noHandleSignals: true,
+      events: events as never,
+      logger: new Logger(() => (level, message) => {
+        if (level === 'error') log.error({ queue: 'graphile-worker' }, message);
+        else if (level === 'warning') log.warn({ queue: 'graphile-worker' }, message);
+        else log.debug({ queue: 'graphile-worker' }, message);
+      }),
+    });
+    const every = Math.max(10, Math.floor(this.o.leaseMs / 3));
+    this.heartbeat = setInterval(() => void this.beat(), every);
+    this.heartbeat.unref();
+    this.log.info({ concurrency: this.o.concurrency, leaseMs: this.o.leaseMs, queue: 'postgres', poolId: this.owner }, 'worker started');
+  }
+
+  /** Heartbeat of this worker, then the jobs of workers whose heartbeat stopped are freed. */
+  private async beat(): Promise<void> {
+    if (this.aborted || this.stopping || !this.pool) return;
+    const db = this.ctx.store.db;
+    try {
+      const now = this.ctx.now();
+      await heartbeat(db, { id: this.owner, name: this.name, host: hostname(), pid: process.pid, startedAt: this.startedAt }, now);
+      const freed = await unlockDeadWorkers(db, now, this.o.leaseMs);
+      if (freed.length > 0) {
+        this.log.warn({ deadWorkers: freed }, 'unlocked the jobs of workers that stopped (no heartbeat)');
+        this.wake();
+      }
+    } catch (e) {
+      if (!this.aborted && !this.stopping) this.log.error({ err: errText(e) }, 'worker heartbeat failed');
+    }
+  }
+
+  /** One graphile-worker job: our Job shape, then the shared job logic. Throws when the job was not settled. */
+  private async runQueued(type: Job['type'], rawPayload: unknown, helpers: JobHelpers): Promise<void> {
+    const gw: GraphileJob = helpers.job;
+    if (this.aborted) throw new AbortedError();
+    const p = (rawPayload ?? {}) as Partial<QueuePayload>;
+    if (gw.locked_by) this.owner = gw.locked_by;
+    const job: Job = {
+      id: Number(gw.id),
+      type,
+      document_id: p.document_id ?? null,
+      delivery_id: p.delivery_id ?? null,
+      run_at: new Date(gw.run_at).getTime(),
+      attempts: (p.prior ?? 0) + gw.attempts,
+      lease_owner: gw.locked_by,
+      lease_until: null,
+      last_error: p.last_error ?? null,
+      created_at: p.since ?? new Date(gw.created_at).getTime(),
+      done_at: null,
+    };
+    const run = this.runJob(job);
+    this.inflight.set(job.id, run.then(() => undefined));
+    let settled: boolean;
+    try {
+      settled = await run;
+    } finally {
+      this.inflight.delete(job.id);
+    }
+    // Not completed nor rescheduled by us (lease lost, aborted, store failure): graphile-worker must not delete it;
+    // failing the job unlocks it (only while we hold it) for another run.
+    if (!settled) throw new Error(this.aborted ? 'worker aborted' : 'job not settled; left for another run');
+  }
+
+  private async stopQueueRunner(): Promise<void> {
+    await this.loopDone.catch(() => undefined);
+    clearInterval(this.heartbeat);
+    await this.runner?.stop().catch((e: unknown) => this.log.warn({ err: errText(e) }, 'stopping the job runner'));
+    await Promise.allSettled([...this.inflight.values()]);
+    if (this.pool && !this.aborted) await unregisterWorker(this.ctx.store.db, this.owner).catch(() => undefined);
+    await this.pgPool?.end().catch(() => undefined);
+  }
+
+  private async idleQueue(): Promise<void> {
+    for (;;) {
+      if (this.stopping) return;
+      try {
+        if (this.inflight.size === 0 && (await pendingJobs(this.ctx)).count === 0 && this.inflight.size === 0) return;
+      } catch (e) {
+        this.log.error({ err: errText(e) }, 'idle check failed');
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
   }
 
   // --- loop ------------------------------------------------------------------------------------------
@@ -241,6 +394,13 @@ class QueueWorker implements Worker {
 
   wake(): void {
     this.signal?.();
+    if (this.pool && !this.stopping) {
+      try {
+        this.pool.nudge(this.o.concurrency);
+      } catch {
+        // shutting down
+      }
+    }
   }
 
   private async checkIdle(): Promise<void> {
@@ -257,6 +417,7 @@ class QueueWorker implements Worker {
   }
 
   idle(): Promise<void> {
+    if (this.ctx.store.dialect === 'postgres') return this.idleQueue();
     return new Promise((resolve) => {
       this.idleWaiters.push(resolve);
       this.wake();
@@ -265,10 +426,12 @@ class QueueWorker implements Worker {
 
   private launch(job: Job): void {
     if (this.inflight.has(job.id)) return;
-    const p = this.runJob(job).finally(() => {
-      this.inflight.delete(job.id);
-      this.wake();
-    });
+    const p = this.runJob(job)
+      .then(() => undefined)
+      .finally(() => {
+        this.inflight.delete(job.id);
+        this.wake();
+      });
     this.inflight.set(job.id, p);
   }
 
@@ -284,6 +447,12 @@ class QueueWorker implements Worker {
   async stop(): Promise<void> {
     return (this.stopped ??= (async () => {
       this.stopping = true;
+      if (this.ctx.store.dialect === 'postgres') {
+        await this.stopQueueRunner();
+        await this.closeClients(true);
+        this.log.info({ stats: this.stats }, 'worker stopped');
+        return;
+      }
       this.wake();
       await this.loopDone;
       await Promise.allSettled([...this.inflight.values()]);
@@ -300,6 +469,12 @@ class QueueWorker implements Worker {
     clearInterval(this.heartbeat);
     this.wake();
     this.stopped ??= (async () => {
+      if (this.ctx.store.dialect === 'postgres') {
+        // The heartbeat stops; jobs in flight give up before writing (their locks are released by graphile-worker).
+        await this.stopQueueRunner();
+        await this.closeClients(false);
+        return;
+      }
       await this.loopDone.catch(() => undefined);
       await Promise.allSettled([...this.inflight.values()]);
       await this.closeClients(false);
@@ -321,7 +496,8 @@ class QueueWorker implements Worker {
 
   // --- jobs ------------------------------------------------------------------------------------------
 
-  private async runJob(job: Job): Promise<void> {
+  /** Runs one job. True when the job was completed or rescheduled (settled), false when it was left as it was. */
+  private async runJob(job: Job): Promise<boolean> {
     try {
       if (job.type === 'send') await this.runSend(job);
       else if (job.type === 'poll') await this.runPoll(job);
@@ -333,19 +509,22 @@ class QueueWorker implements Worker {
         this.checkAlive();
         await completeJob(this.ctx.store.db, job, this.owner, this.ctx.now(), `unknown job type ${String(job.type)}`);
       }
+      return true;
     } catch (e) {
-      if (e instanceof AbortedError || this.aborted) return;
+      if (e instanceof AbortedError || this.aborted) return false;
       if (e instanceof LeaseLostError) {
         this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; the job is left to its new owner');
-        return;
+        return false;
       }
       this.stats.errors++;
       this.log.error({ jobId: job.id, type: job.type, err: errText(e) }, 'job failed unexpectedly');
       try {
         const delay = backoff(job.attempts, 1_000, 300_000, this.random);
         await rescheduleJob(this.ctx.store.db, job, this.owner, this.ctx.now() + delay, errText(e));
+        return true;
       } catch {
         // lease lost or store gone: the lease expires and the job runs again
+        return false;
       }
     }
   }
@@ -614,16 +793,7 @@ export async function acceptCallback(ctx: ServiceContext, body: unknown): Promis
     ctx.logger.warn({ clave, indEstado: hint }, 'Hacienda callback for an unknown clave');
     return { known: false, clave };
   }
-  if (!FINAL_STATES.includes(doc.state)) {
-    await ctx.store.db
-      .updateTable('jobs')
-      .set({ run_at: now })
-      .where('document_id', '=', doc.id)
-      .where('type', 'in', ['send', 'poll'])
-      .where('done_at', 'is', null)
-      .where('run_at', '>', now)
-      .execute();
-  }
+  if (!FINAL_STATES.includes(doc.state)) await hurryDocumentJobs(ctx, doc.id, now);
   ctx.logger.info({ clave, indEstado: hint, state: doc.state }, 'Hacienda callback received (hint; status re-queried)');
   return { known: true, clave };
 }

@@ -108,6 +108,16 @@ export interface WebhookDeliveriesTable {
   delivered_at: Millis | null;
 }
 
+/** Hosted mode: heartbeats of the running workers (see migrations/0002-queue-workers.ts). */
+export interface QueueWorkersTable {
+  id: string;
+  name: string;
+  host: string;
+  pid: number;
+  started_at: Millis;
+  seen_at: Millis;
+}
+
 export interface Database {
   accounts: AccountsTable;
   signing_keys: SigningKeysTable;
@@ -116,6 +126,7 @@ export interface Database {
   documents: DocumentsTable;
   jobs: JobsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  queue_workers: QueueWorkersTable;
 }
 
 export type Account = Selectable<AccountsTable>;

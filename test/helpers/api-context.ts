@@ -1,5 +1,6 @@
-// A real service context for the client-API tests: SQLite file in a temp dir, a SecretBox with a random key,
-// a silent pino logger, the real clock and randomness, and Hacienda endpoints (the emulator's when given).
+// A real service context for the client-API tests: SQLite file in a temp dir (or, in the postgres test project,
+// a fresh PostgreSQL database), a SecretBox with a random key, a silent pino logger, the real clock and
+// randomness, and Hacienda endpoints (the emulator's when given).
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,22 +8,22 @@ import { pino } from 'pino';
 import { resolveEndpoints } from '../../src/hacienda/index.js';
 import type { ServiceContext } from '../../src/service/context.js';
 import { SecretBox } from '../../src/service/secrets.js';
-import { openSqliteStore } from '../../src/store/index.js';
 import { tempDir } from './cli.js';
+import { openTestStore, storeText } from './stores.js';
 
 export interface TestContext {
   ctx: ServiceContext;
   dir: string;
   dbFile: string;
-  /** The bytes of the database file and its WAL, concatenated. */
-  rawBytes(): Buffer;
+  /** The bytes of the database file and its WAL, concatenated (SQLite); every row as text (PostgreSQL). */
+  rawBytes(): Promise<Buffer>;
   close(): Promise<void>;
 }
 
 export async function makeServiceContext(opts: { haciendaUrl?: string; now?: () => number } = {}): Promise<TestContext> {
   const dir = tempDir('fecr-api-');
   const dbFile = join(dir, 'fecr.db');
-  const store = await openSqliteStore({ file: dbFile });
+  const store = await openTestStore({ file: dbFile });
   const ctx: ServiceContext = {
     store,
     secrets: new SecretBox(randomBytes(32)),
@@ -35,7 +36,10 @@ export async function makeServiceContext(opts: { haciendaUrl?: string; now?: () 
     ctx,
     dir,
     dbFile,
-    rawBytes: () => Buffer.concat([dbFile, `${dbFile}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f))),
+    rawBytes: async () =>
+      store.dialect === 'postgres'
+        ? Buffer.from(await storeText(store), 'utf8')
+        : Buffer.concat([dbFile, `${dbFile}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f))),
     close: async () => {
       await store.close();
       rmSync(dir, { recursive: true, force: true });

@@ -1,4 +1,7 @@
-/** `fecr serve`: the whole service (auth server, client API, worker, and the emulator in env local). */
+/**
+ * `fecr serve`: the whole service (auth server, client API, worker, and the emulator in env local), or some of
+ * it (--role) for the hosted mode: many processes on one PostgreSQL (--database / FECR_DATABASE_URL).
+ */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
 
@@ -12,6 +15,9 @@ export interface ServeFlags {
   publicApiUrl?: string;
   authJwksUrl?: string;
   emulatorDelay: string;
+  database?: string;
+  role: string;
+  haciendaUrl?: string;
 }
 
 export function defineServeCommand(program: Command, ctx: Ctx): void {
@@ -19,13 +25,16 @@ export function defineServeCommand(program: Command, ctx: Ctx): void {
     .command('serve')
     .description('run the service: auth server, client API, worker (and the Hacienda emulator with --env local); prints one JSON line when ready')
     .option('--data-dir <dir>', 'data dir (default FECR_DATA_DIR or the platform data dir)')
+    .option('--database <url>', 'postgres://… to share one PostgreSQL among many fecr processes (default FECR_DATABASE_URL, else SQLite in the data dir)')
+    .option('--role <roles>', 'what this process runs: all, or a comma-separated list of auth, api, worker', 'all')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--auth-port <port>', 'auth server port (0 = any free port)', '0')
     .option('--api-port <port>', 'client API port (0 = any free port)', '0')
     .option('--env <env>', 'Hacienda: local (embedded emulator), sandbox or production', 'local')
     .option('--public-auth-url <url>', 'public URL of the auth server (token iss/aud); default its listening URL')
     .option('--public-api-url <url>', "public URL of the client API; Hacienda's callbacks go to <url>/hacienda/callback")
-    .option('--auth-jwks-url <url>', 'verify tokens with this JWKS instead of the local keys')
+    .option('--auth-jwks-url <url>', "verify tokens with this JWKS (the auth server's /.well-known/jwks.json) instead of the keys in the store")
+    .option('--hacienda-url <url>', 'env local: use the Hacienda emulator at this URL instead of an embedded one')
     .option('--emulator-delay <ms>', 'env local: the emulator processing delay', '200')
     .action(async (opts: ServeFlags) => (await import('./run.js')).run(ctx, opts));
 }

@@ -14,13 +14,25 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
   if (!['local', 'sandbox', 'production'].includes(f.env)) throw new UsageError('--env must be local, sandbox or production');
   const delay = Number(f.emulatorDelay);
   if (!Number.isInteger(delay) || delay < 0) throw new UsageError('--emulator-delay must be a whole number of ms');
-  const { startService } = await import('../../server/service.js');
+  const { startService, parseRoles } = await import('../../server/service.js');
   const { resolveDataDir } = await import('../../service/runtime.js');
+  let roles;
+  try {
+    roles = parseRoles(f.role);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const database = f.database ?? (ctx.io.env.FECR_DATABASE_URL || undefined);
+  if (database !== undefined && !/^postgres(ql)?:\/\//i.test(database)) throw new UsageError('--database must be a postgres:// URL');
+  if (f.haciendaUrl !== undefined && f.env !== 'local') throw new UsageError('--hacienda-url is for --env local (the emulator)');
   let svc;
   try {
     svc = await startService({
       dataDir: resolveDataDir(ctx.io.env, f.dataDir),
       env: ctx.io.env,
+      ...(database ? { database } : {}),
+      roles,
+      ...(f.haciendaUrl ? { haciendaUrl: f.haciendaUrl } : {}),
       host: f.host,
       authPort: port('--auth-port', f.authPort),
       apiPort: port('--api-port', f.apiPort),
@@ -34,9 +46,20 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === 'EADDRINUSE') throw new UserError(`address in use: ${err.message}`);
+    if (/FECR_MASTER_KEY|cannot open the database|role without the auth role/.test(err.message ?? '')) throw new UserError(err.message);
     throw e;
   }
-  writeLine(ctx.io.stdout, JSON.stringify({ authUrl: svc.authUrl, baseUrl: svc.baseUrl, ...(svc.haciendaUrl ? { haciendaUrl: svc.haciendaUrl } : {}) }));
+  writeLine(
+    ctx.io.stdout,
+    JSON.stringify({
+      authUrl: svc.authUrl,
+      baseUrl: svc.baseUrl,
+      ...(svc.haciendaUrl ? { haciendaUrl: svc.haciendaUrl } : {}),
+      roles: svc.roles,
+      ...(svc.worker ? { worker: svc.worker.owner } : {}),
+      store: svc.opened.ctx.store.dialect,
+    }),
+  );
   await waitForStopSignal();
 
   await svc.close();

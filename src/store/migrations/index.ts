@@ -1,9 +1,11 @@
 /** Every migration, in order. The same list runs on SQLite and PostgreSQL. */
 import type { Migration, MigrationProvider } from 'kysely';
 import { initial } from './0001-initial.js';
+import { queueWorkers } from './0002-queue-workers.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
+  '0002-queue-workers': queueWorkers,
 };
 
 export const migrationProvider: MigrationProvider = {
