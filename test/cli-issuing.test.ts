@@ -195,7 +195,7 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
       // Local: send returns once Hacienda took the POST. Remote: the service's worker sends it in the background,
       // so it may still be pendiente here.
       expect(mode === 'local' ? ['enviado', 'recibido', 'procesando'] : ['pendiente', 'enviado', 'recibido', 'procesando']).toContain(estado);
-      if (estado === 'pendiente') expect(r.stderr.trim()).toMatch(new RegExp(`^error: ${clave} is not sent yet`));
+      if (estado === 'pendiente') expect(r.stderr.trim()).toMatch(new RegExp(mode === 'local' ? `^error: ${clave} is not sent yet` : `^error: ${clave} is queued on the service and not sent to Hacienda yet`));
       else expect(r.stderr.trim()).toBe(`error: Hacienda has not decided on ${clave} yet (${estado}); check later with: fecr status ${clave}`);
       claves.set('pending', clave!);
     });
