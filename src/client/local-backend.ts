@@ -129,7 +129,7 @@ class LocalBackend implements Backend {
   async submit(body: unknown): Promise<{ clave: string }> {
     const [{ submitDocument }, id] = await Promise.all([import('../service/documents.js'), this.accountId()]);
     const r = await mapped(() => submitDocument(this.svc, id, body));
-    const doc = await this.row(r.clave);
+    const doc = await this.stateOf(r.clave);
     if (doc && doc.state === 'pendiente') await this.untilSent(doc.id, 30_000);
     return { clave: r.clave };
   }
@@ -146,25 +146,31 @@ class LocalBackend implements Backend {
 
   async waitForVerdict(clave: string, opts: { timeoutMs: number; onProgress?: (s: DocumentStatus) => void }): Promise<DocumentStatus> {
     const deadline = Date.now() + Math.max(0, opts.timeoutMs);
-    let doc = await this.row(clave);
-    if (!doc) throw new BackendError('not_found', `no document with clave ${clave}`);
-    opts.onProgress?.(toStatus(doc));
-    if (FINAL.includes(doc.state)) return toStatus(doc);
+    // The id and state only (no XML) while waiting; the whole row when there is something to show.
+    const first = await this.stateOf(clave);
+    if (!first) throw new BackendError('not_found', `no document with clave ${clave}`);
+    if (opts.onProgress || FINAL.includes(first.state)) {
+      const doc = await this.row(clave);
+      if (doc) opts.onProgress?.(toStatus(doc));
+      if (doc && FINAL.includes(doc.state)) return toStatus(doc);
+    }
     await this.startWorker();
     await this.nudge(clave);
     let nudged = Date.now();
-    let state: DocumentState = doc.state;
+    let state: DocumentState = first.state;
     const watch = this.documentWatch();
     for (;;) {
       const left = deadline - Date.now();
       if (left <= 0) break;
       // One shared query per tick watches every waiting document (a batch waits for hundreds at once).
-      const next = await watch.changeFrom(doc.id, state, Math.min(left, 200));
+      const next = await watch.changeFrom(first.id, state, Math.min(left, 200));
       if (next !== undefined) {
         state = next;
-        doc = (await this.row(clave)) ?? doc;
-        opts.onProgress?.(toStatus(doc));
-        if (FINAL.includes(doc.state)) return toStatus(doc);
+        if (FINAL.includes(state)) break;
+        if (opts.onProgress) {
+          const doc = await this.row(clave);
+          if (doc) opts.onProgress(toStatus(doc));
+        }
         continue;
       }
       if (this.emulator && state !== 'pendiente' && Date.now() - nudged >= 100 && (await within(this.emulator.state.whenIdle(), 0))) {
@@ -174,8 +180,9 @@ class LocalBackend implements Backend {
         nudged = Date.now();
       }
     }
-    doc = (await this.row(clave)) ?? doc;
-    if (doc.state !== state) opts.onProgress?.(toStatus(doc));
+    const doc = await this.row(clave);
+    if (!doc) throw new BackendError('not_found', `no document with clave ${clave}`);
+    if (opts.onProgress && (doc.state !== first.state || FINAL.includes(doc.state))) opts.onProgress(toStatus(doc));
     return toStatus(doc);
   }
 
@@ -380,6 +387,14 @@ class LocalBackend implements Backend {
       });
       if (progressed) return;
     }
+  }
+
+  /** The document's id and state (no XML). */
+  private async stateOf(clave: string): Promise<{ id: number; state: DocumentState } | null> {
+    if (!/^\d{50}$/.test(clave)) return null;
+    const id = await this.accountId();
+    const r = await this.svc.store.db.selectFrom('documents').select(['id', 'state']).where('account_id', '=', id).where('clave', '=', clave).executeTakeFirst();
+    return r ?? null;
   }
 
   private async row(clave: string): Promise<DocumentRow | null> {
