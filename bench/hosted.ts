@@ -5,17 +5,25 @@
  * Setup: a fresh PostgreSQL database (FECR_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres
  * to create it), an account and an issuer (test .p12) written by this process, then as child processes
  * (`node bin/fecr.js serve`, FECR_LOG_LEVEL=warn): one `--role auth` and two `--role api` (no worker: the
- * submissions queue up in graphile-worker's table; this measures the API tier). No load balancer: the load
- * generator (autocannon, in this process) spreads its connections over both ports.
- * Each round: 1 API, `connections` connections, `seconds` s; then 2 APIs, connections/2 each, at once. A
- * submission counts only with 200 and a 50-digit clave; each request carries a distinct numeroReferencia.
- * CPU time (utime+stime from /proc) of each API process, of PostgreSQL's processes and of this process is
- * sampled around every phase, to say where the time goes.
- * Usage: npx tsx bench/hosted.ts [seconds=10] [connections=16] [rounds=2]
+ * submissions queue up in graphile-worker's table; this measures the API tier). No load balancer: one load
+ * generator per API port, at once.
+ * Load generator: wrk (C, one thread per port; a Lua script gives each request a distinct numeroReferencia and
+ * counts a submission only with 200 and a 50-digit clave) when `wrk` is on the PATH, else autocannon in this
+ * process (FECR_BENCH_LOAD=autocannon forces it). The same generator and method for both phases.
+ * Each round: 1 API with `connections` connections and 2 APIs with connections/2 each, `seconds` s each; the
+ * order of the two phases alternates between rounds (one→two, two→one, …) so that drift (the queue growing,
+ * other work on the machine) does not always favour the same phase. Reported: each round's ratio, and the
+ * medians over rounds.
+ * CPU time (utime+stime from /proc) around every phase: each API process; PostgreSQL's backends serving the
+ * bench database (from pg_stat_activity) and, separately, every postgres process on the machine (that one
+ * includes other databases' work); the load generator (wrk's CPU from its shell's cutime/cstime, or this
+ * process's CPU for autocannon).
+ * FECR_BENCH_FROM_SOURCE=1: run the servers from src/ with tsx (test/helpers/fecr-dev.ts) instead of dist/.
+ * Usage: npx tsx bench/hosted.ts [seconds=10] [connections=16] [rounds=4]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -50,9 +58,11 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 const SECONDS = Number(process.argv[2] ?? 10);
 const CONNECTIONS = Number(process.argv[3] ?? 16);
-const ROUNDS = Number(process.argv[4] ?? 2);
+const ROUNDS = Number(process.argv[4] ?? 4);
 const ADMIN_URL = process.env.FECR_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const BIN = new URL('../bin/fecr.js', import.meta.url).pathname;
+const FROM_SOURCE = process.env.FECR_BENCH_FROM_SOURCE === '1';
+const ENTRY = FROM_SOURCE ? ['--import', import.meta.resolve('tsx'), new URL('../test/helpers/fecr-dev.ts', import.meta.url).pathname] : [new URL('../bin/fecr.js', import.meta.url).pathname];
+const USE_WRK = process.env.FECR_BENCH_LOAD !== 'autocannon' && spawnSync('wrk', ['--version']).error === undefined;
 const PASSWORD = 'bench-hosted-123';
 const round = (n: number, d = 0) => Math.round(n * 10 ** d) / 10 ** d;
 const TICK = 100; // USER_HZ of /proc/<pid>/stat on Linux
@@ -111,7 +121,7 @@ const dataDir = mkdtempSync(join(os.tmpdir(), 'fecr-bench-hosted-'));
 const env = { ...process.env, FECR_NO_KEYCHAIN: '1', FECR_LOG_LEVEL: 'warn', FECR_DATA_DIR: dataDir, FECR_DATABASE_URL: dbUrl, FECR_MASTER_KEY: masterKey.toString('base64') };
 const children: ChildProcess[] = [];
 async function serve(args: string[]): Promise<{ child: ChildProcess; ready: { authUrl: string; baseUrl: string } }> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...ENTRY, 'serve', ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   const ready = await new Promise<{ authUrl: string; baseUrl: string }>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', (l) => resolve(JSON.parse(l)));
@@ -134,46 +144,113 @@ try {
   const token = ((await login.body.json()) as { token: string }).token;
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
   const fecha = new Date(Date.now() - 6 * 3600_000).toISOString().slice(0, 19) + '-06:00';
-  let n = 1_000_000;
+  let n = 2_000_000_000; // autocannon's numbers (wrk's: 100 000 000 per phase)
 
-  /** autocannon on each URL at once (connections split); accepted/s over the phase. */
-  async function load(urls: string[], seconds: number) {
+  /** CPU seconds of the backends serving the bench database, per pid (pool connections live through a phase). */
+  const pgBackends = async (): Promise<Map<number, number>> => {
+    const r = await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [dbName]);
+    return new Map(r.rows.map((row) => [Number(row.pid), cpuOf(Number(row.pid))]));
+  };
+  const backendsDelta = (before: Map<number, number>, after: Map<number, number>) =>
+    [...after].reduce((s, [pid, cpu]) => s + cpu - (before.get(pid) ?? 0), 0);
+
+  interface LoadResult {
+    accepted: number;
+    failed: number;
+    seconds: number;
+    p50: number;
+    p99: number;
+    /** CPU seconds of the load generator (wrk only; autocannon: measured around the phase in this process). */
+    cpu?: number;
+  }
+
+  /** wrk on one URL: a Lua script gives each request a distinct numeroReferencia (from `base`) and checks the answer. */
+  function wrkLoad(url: string, connections: number, seconds: number, base: number): Promise<LoadResult> {
+    const body = JSON.stringify({ ...validInvoice(), numeroReferencia: 0, fechaEmision: fecha });
+    const [prefix, suffix] = body.split('"numeroReferencia":0');
+    const lua = `
+local prefix, suffix = [==[${prefix}"numeroReferencia":]==], [==[${suffix}]==]
+local headers = { ["content-type"] = "application/json", ["authorization"] = [==[Bearer ${token}]==] }
+local clave = '"clave":"' .. string.rep("%d", 50) .. '"'
+local threads, n = {}, 0
+accepted, failed = 0, 0
+function setup(thread) thread:set("id", #threads); table.insert(threads, thread) end
+function init(args) n = ${base} + id * 10000000 end
+function request() n = n + 1; return wrk.format("POST", "/api/enviar/items", headers, prefix .. n .. suffix) end
+function response(status, hdrs, b) if status == 200 and string.find(b, clave) then accepted = accepted + 1 else failed = failed + 1 end end
+function done(summary, latency, requests)
+  local a, f = 0, 0
+  for _, t in ipairs(threads) do a = a + t:get("accepted"); f = f + t:get("failed") end
+  local e = summary.errors
+  io.write(string.format('{"accepted":%d,"failed":%d,"errors":%d,"us":%d,"p50":%.3f,"p99":%.3f}\\n', a, f,
+    e.connect + e.read + e.write + e.timeout, summary.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+end
+`;
+    const script = join(dataDir, `load-${base}.lua`);
+    writeFileSync(script, lua);
+    // The shell waits for wrk, then prints its own /proc stat: cutime + cstime = wrk's CPU.
+    const child = spawn('sh', ['-c', 'wrk "$@"; cat /proc/$$/stat', 'sh', '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    child.stdout!.on('data', (c: Buffer) => (text += c.toString()));
+    return new Promise((resolve, reject) => {
+      child.once('exit', () => {
+        const lines = text.trim().split('\n');
+        const json = lines.find((l) => l.startsWith('{"accepted"'));
+        const stat = lines.at(-1) ?? '';
+        if (!json) return reject(new Error(`wrk gave no result: ${text}`));
+        const r = JSON.parse(json) as { accepted: number; failed: number; errors: number; us: number; p50: number; p99: number };
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        resolve({ accepted: r.accepted, failed: r.failed + r.errors, seconds: r.us / 1e6, p50: r.p50, p99: r.p99, cpu: (Number(f[13]) + Number(f[14])) / TICK });
+      });
+    });
+  }
+
+  /** autocannon (in this process) on one URL. */
+  async function autocannonLoad(url: string, connections: number, seconds: number): Promise<LoadResult> {
     let accepted = 0;
     let failed = 0;
     const onResponse = (status: number, body: string) => {
       if (status === 200 && /"clave":"\d{50}"/.test(body)) accepted++;
       else failed++;
     };
-    const cpu0 = { apis: apis.map((a) => cpuOf(a.child.pid!)), pg: cpuOfPostgres(), self: process.cpuUsage() };
     const t0 = performance.now();
-    const results = await Promise.all(
-      urls.map((url) =>
-        autocannon({
-          url,
-          connections: Math.max(1, Math.round(CONNECTIONS / urls.length)),
-          duration: seconds,
-          requests: [{ method: 'POST', path: '/api/enviar/items', headers, setupRequest: (req) => ({ ...req, body: JSON.stringify({ ...validInvoice(), numeroReferencia: ++n, fechaEmision: fecha }) }), onResponse }],
-        }),
-      ),
-    );
-    const wall = (performance.now() - t0) / 1000;
+    const r = await autocannon({
+      url,
+      connections,
+      duration: seconds,
+      requests: [{ method: 'POST', path: '/api/enviar/items', headers, setupRequest: (req) => ({ ...req, body: JSON.stringify({ ...validInvoice(), numeroReferencia: ++n, fechaEmision: fecha }) }), onResponse }],
+    });
+    return { accepted, failed: failed + r.errors + r.timeouts, seconds: (performance.now() - t0) / 1000, p50: r.latency.p50, p99: r.latency.p99 };
+  }
+
+  let phaseNo = 0;
+  /** The load generator on each URL at once (connections split); accepted/s over the phase. */
+  async function load(urls: string[], seconds: number) {
+    phaseNo++;
+    const connections = Math.max(1, Math.round(CONNECTIONS / urls.length));
+    const cpu0 = { apis: apis.map((a) => cpuOf(a.child.pid!)), pgAll: cpuOfPostgres(), pgDb: await pgBackends(), self: process.cpuUsage() };
+    const results = await Promise.all(urls.map((url, i) => (USE_WRK ? wrkLoad(url, connections, seconds, phaseNo * 100_000_000 + i * 50_000_000) : autocannonLoad(url, connections, seconds))));
     const self = process.cpuUsage(cpu0.self);
+    const accepted = results.reduce((s, r) => s + r.accepted, 0);
     const cpu = {
       apis: apis.map((a, i) => round(cpuOf(a.child.pid!) - cpu0.apis[i]!, 2)),
-      postgres: round(cpuOfPostgres() - cpu0.pg, 2),
-      loadGenerator: round((self.user + self.system) / 1e6, 2),
+      postgresBenchDb: round(backendsDelta(cpu0.pgDb, await pgBackends()), 2),
+      postgresAll: round(cpuOfPostgres() - cpu0.pgAll, 2),
+      loadGenerator: round(USE_WRK ? results.reduce((s, r) => s + (r.cpu ?? 0), 0) : (self.user + self.system) / 1e6, 2),
     };
+    const perSubmission = (cpuSeconds: number) => round((cpuSeconds * 1000) / Math.max(1, accepted), 2);
     return {
       accepted,
-      failed: failed + results.reduce((s, r) => s + r.errors + r.timeouts, 0),
-      acceptedPerSecond: round(accepted / wall, 1),
-      p50Ms: results.map((r) => r.latency.p50),
-      p99Ms: results.map((r) => r.latency.p99),
+      failed: results.reduce((s, r) => s + r.failed, 0),
+      acceptedPerSecond: round(accepted / Math.max(...results.map((r) => r.seconds)), 1),
+      p50Ms: results.map((r) => r.p50),
+      p99Ms: results.map((r) => r.p99),
       cpuSeconds: cpu,
       cpuMsPerSubmission: {
-        api: round(((cpu.apis[0]! + cpu.apis[1]!) * 1000) / Math.max(1, accepted), 2),
-        postgres: round((cpu.postgres * 1000) / Math.max(1, accepted), 2),
-        loadGenerator: round((cpu.loadGenerator * 1000) / Math.max(1, accepted), 2),
+        api: perSubmission(cpu.apis[0]! + cpu.apis[1]!),
+        postgresBenchDb: perSubmission(cpu.postgresBenchDb),
+        postgresAll: perSubmission(cpu.postgresAll),
+        loadGenerator: perSubmission(cpu.loadGenerator),
       },
       loadAverage: os.loadavg().map((x) => round(x, 2)),
     };
@@ -183,10 +260,22 @@ try {
   await load(urls, 2); // warm-up of both (JIT, pools, key caches)
   const rounds = [];
   for (let r = 0; r < ROUNDS; r++) {
-    const one = await load([urls[0]!], SECONDS);
-    const two = await load(urls, SECONDS);
-    rounds.push({ one, two, ratio: round(two.acceptedPerSecond / one.acceptedPerSecond, 2) });
+    const oneFirst = r % 2 === 0;
+    const first = await load(oneFirst ? [urls[0]!] : urls, SECONDS);
+    const second = await load(oneFirst ? urls : [urls[0]!], SECONDS);
+    const [one, two] = oneFirst ? [first, second] : [second, first];
+    rounds.push({ order: oneFirst ? 'one, two' : 'two, one', one, two, ratio: round(two.acceptedPerSecond / one.acceptedPerSecond, 2) });
   }
+  const median = (xs: number[]) => {
+    const v = [...xs].sort((a, b) => a - b);
+    return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+  };
+  out.loadGenerator = USE_WRK ? 'wrk' : 'autocannon';
+  out.median = {
+    oneAcceptedPerSecond: round(median(rounds.map((r) => r.one.acceptedPerSecond)), 1),
+    twoAcceptedPerSecond: round(median(rounds.map((r) => r.two.acceptedPerSecond)), 1),
+    ratio: round(median(rounds.map((r) => r.ratio)), 2),
+  };
   out.rounds = rounds;
   out.target = 'two APIs ≥ 1.5 × one API';
 } finally {

@@ -10,10 +10,11 @@ import { findingsFromZod } from '../core/input/findings.js';
 import { DocumentBody } from '../core/input/schema.js';
 import type { DocumentKind } from '../core/model.js';
 import { money } from '../core/money.js';
-import type { DocumentRow, DocumentState } from '../store/schema.js';
+import type { Insertable } from 'kysely';
+import type { DocumentRow, DocumentsTable, DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { findIssuer, issuerForSigning, isUniqueViolation } from './issuers.js';
-import { enqueueJob } from './jobs.js';
+import { enqueueJob, pgAddNewDocumentSendJob } from './jobs.js';
 import { ServiceError } from './service-error.js';
 
 export interface SubmitResult {
@@ -66,36 +67,29 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, bod
     if (!parts) throw new Error(`unexpected consecutivo ${doc.numeroConsecutivo}`);
     const key = { kind: doc.kind, sucursal: parts.sucursal, terminal: parts.terminal, numero: parts.numero };
     try {
-      const documentId = await ctx.store.db.transaction().execute(async (trx) => {
-        const inserted = await trx
-          .insertInto('documents')
-          .values({
-            account_id: accountId,
-            issuer_id: issuerRow.id,
-            clave: doc.clave,
-            kind: doc.kind,
-            sucursal: key.sucursal,
-            terminal: key.terminal,
-            numero_referencia: key.numero,
-            body_hash: bodyHash,
-            state: 'pendiente',
-            xml,
-            response_xml: null,
-            mensaje: null,
-            detalle_mensaje: null,
-            fecha_emision: doc.fechaEmision,
-            total_comprobante: money(totals.resumen.totalComprobante),
-            moneda: doc.moneda.codigoMoneda,
-            receptor_nombre: doc.receptor?.nombre ?? null,
-            created_at: now,
-            updated_at: now,
-            decided_at: null,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        await enqueueJob(trx, { type: 'send', document_id: inserted.id, run_at: now }, now);
-        return inserted.id;
-      });
+      const row: Insertable<DocumentsTable> = {
+        account_id: accountId,
+        issuer_id: issuerRow.id,
+        clave: doc.clave,
+        kind: doc.kind,
+        sucursal: key.sucursal,
+        terminal: key.terminal,
+        numero_referencia: key.numero,
+        body_hash: bodyHash,
+        state: 'pendiente',
+        xml,
+        response_xml: null,
+        mensaje: null,
+        detalle_mensaje: null,
+        fecha_emision: doc.fechaEmision,
+        total_comprobante: money(totals.resumen.totalComprobante),
+        moneda: doc.moneda.codigoMoneda,
+        receptor_nombre: doc.receptor?.nombre ?? null,
+        created_at: now,
+        updated_at: now,
+        decided_at: null,
+      };
+      const documentId = ctx.store.dialect === 'postgres' ? await insertWithSendJobPg(ctx, row, now) : await insertWithSendJob(ctx, row, now);
       ctx.logger.info({ accountId, clave: doc.clave, kind: doc.kind }, 'document queued');
       return { clave: doc.clave, created: true, documentId: Number(documentId) };
     } catch (e) {
@@ -107,6 +101,29 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, bod
       if (attempt >= 3) throw e;
     }
   }
+}
+
+/** The document row and its 'send' job in one transaction (SQLite; the queue is the jobs table). */
+async function insertWithSendJob(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number): Promise<number> {
+  return ctx.store.db.transaction().execute(async (trx) => {
+    const inserted = await trx.insertInto('documents').values(row).returning('id').executeTakeFirstOrThrow();
+    await enqueueJob(trx, { type: 'send', document_id: inserted.id, run_at: now }, now);
+    return inserted.id;
+  });
+}
+
+/**
+ * PostgreSQL: the document row and its 'send' job (graphile_worker.add_job) in a single statement, which is
+ * its own transaction: both or neither, as with insertWithSendJob, in one round trip instead of four
+ * (BEGIN, INSERT, add_job, COMMIT). A unique violation fails the whole statement (nothing enqueued).
+ */
+async function insertWithSendJobPg(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number): Promise<number> {
+  const r = await ctx.store.db
+    .with('doc', (db) => db.insertInto('documents').values(row).returning('id'))
+    .selectFrom('doc')
+    .select((eb) => ['doc.id', pgAddNewDocumentSendJob(eb.ref('doc.id'), now).as('job_id')])
+    .executeTakeFirstOrThrow();
+  return Number(r.id);
 }
 
 interface Numbering {

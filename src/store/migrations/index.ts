@@ -2,10 +2,12 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { initial } from './0001-initial.js';
 import { queueWorkers } from './0002-queue-workers.js';
+import { pgXmlCompression } from './0003-pg-xml-compression.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-queue-workers': queueWorkers,
+  '0003-pg-xml-compression': pgXmlCompression,
 };
 
 export const migrationProvider: MigrationProvider = {
