@@ -5,8 +5,14 @@
  * it signs N 10-line invoices up front, gets one IdP token, POSTs them with bounded concurrency over a
  * keep-alive pool, then waits until the emulator has given every verdict.
  * Usage: npx tsx bench/emulator.ts [N=1000] [concurrency=32]
+ *
+ * Besides the rates (wall clock, so they depend on what else the machine is doing), it reports the CPU
+ * time spent per verdict (Linux /proc: the emulator process with all its threads, the xmllint runs via
+ * the emulator's helper shell, and this load generator) and the rate those would allow if they had all
+ * of the machine's cores to themselves: a figure that other work on the machine does not distort.
  */
 import { spawn } from 'node:child_process';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
@@ -20,13 +26,64 @@ import { tenLineInvoice } from './sign.js';
 const N = Number(process.argv[2] ?? 1000);
 const CONCURRENCY = Number(process.argv[3] ?? 32);
 
-const child = spawn(process.execPath, [...(process.env.EMU_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/emuprof'] : []), new URL('../bin/fecr.js', import.meta.url).pathname, 'hacienda', 'serve', '--delay', '0'], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+// EMU_PROF=<dir>: run the emulator under `node --cpu-prof` (one profile per thread, workers included).
+// EMU_THREADS=<n>: `--validation-threads n` (default: the emulator's own, cores - 1 from 1 to 2).
+// EMU_NODE_ARGS="<flags>": extra Node flags for the emulator. EMU_THREAD_CPU=1: CPU time of each emulator thread.
+// EMU_LOG=<file>: the emulator's stdout after its first line.
+const child = spawn(
+  process.execPath,
+  [
+    ...(process.env.EMU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.EMU_PROF}`] : []),
+    ...(process.env.EMU_NODE_ARGS ? process.env.EMU_NODE_ARGS.split(' ') : []),
+    new URL('../bin/fecr.js', import.meta.url).pathname,
+    'hacienda',
+    'serve',
+    '--delay',
+    '0',
+    ...(process.env.EMU_THREADS ? ['--validation-threads', process.env.EMU_THREADS] : []),
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const url: string = await new Promise((resolve, reject) => {
-  createInterface({ input: child.stdout! }).once('line', (l) => resolve((JSON.parse(l) as { url: string }).url));
+  const lines = createInterface({ input: child.stdout! });
+  // EMU_LOG=<file>: the emulator's other stdout lines (e.g. with EMU_NODE_ARGS=--trace-gc).
+  const log = process.env.EMU_LOG ? createWriteStream(process.env.EMU_LOG) : undefined;
+  lines.on('line', (l) => {
+    if (l.startsWith('{"url"')) resolve((JSON.parse(l) as { url: string }).url);
+    else log?.write(l + '\n');
+  });
   child.once('exit', (c) => reject(new Error(`emulator exited ${c}`)));
 });
+
+/** CPU ms of a process: its own (utime + stime, all threads) and its reaped children's (cutime + cstime). */
+function cpuMs(pid: number): { own: number; children: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number); // fields from 3 (state) on
+    const ms = (ticks: number) => (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+    return { own: ms(f[11]! + f[12]!), children: ms(f[13]! + f[14]!) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * xmllint's CPU so far: runs the emulator spawned itself and reaped, plus its live children (the helper
+ * shell) with the runs they reaped.
+ */
+function xmllintCpuMs(pid: number): number {
+  let children: string[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+  } catch {
+    // no /proc children list: only the reaped runs
+  }
+  const live = children.reduce((sum, c) => {
+    const t = cpuMs(Number(c));
+    return sum + (t ? t.own + t.children : 0);
+  }, 0);
+  return (cpuMs(pid)?.children ?? 0) + live;
+}
 
 try {
   const pin = '1234';
@@ -38,13 +95,14 @@ try {
     const body = { ...tenLineInvoice(), numeroReferencia: i + 1, fechaEmision: new Date().toISOString() };
     const r = issueComprobante(body, issuer, creds, { securityCode: String(i).padStart(8, '0'), signingTime: new Date(), newId: () => randomBytes(8).toString('hex') });
     if (!r.ok) throw new Error(JSON.stringify(r.findings));
-    return {
+    // The request bodies are serialized up front too: the load generator shares the machine's two cores.
+    return JSON.stringify({
       clave: r.doc.clave,
       fecha: r.doc.fechaEmision,
       emisor: { tipoIdentificacion: '02', numeroIdentificacion: ISSUER.identificacion },
       receptor: { tipoIdentificacion: '02', numeroIdentificacion: '4000001021' },
       comprobanteXml: Buffer.from(r.xml).toString('base64'),
-    };
+    });
   });
   const signMs = performance.now() - t0;
 
@@ -54,7 +112,14 @@ try {
     body: new URLSearchParams({ grant_type: 'password', client_id: 'api-prod', username: 'bench@fecr', password: 'x' }).toString(),
   }).then((r) => r.body.json() as Promise<{ access_token: string }>);
 
+  // Warm-up outside the timed window: the first health call loads the CABYS catalogue it reports on.
+  await request(`${url}/_emulator/health`).then((r) => r.body.json());
+
   const pool = new Pool(url, { connections: CONCURRENCY, pipelining: 1 });
+  const load0 = os.loadavg();
+  const emuCpu0 = cpuMs(child.pid!)?.own;
+  const xmllintCpu0 = xmllintCpuMs(child.pid!);
+  const ownCpu0 = process.cpuUsage();
   const start = performance.now();
   let next = 0;
   let failed = 0;
@@ -66,7 +131,7 @@ try {
           path: '/recepcion/v1/recepcion',
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `bearer ${token.access_token}` },
-          body: JSON.stringify(doc),
+          body: doc,
         });
         await r.body.dump();
         if (r.statusCode !== 202 && r.statusCode !== 201) failed++;
@@ -80,6 +145,19 @@ try {
     health = (await request(`${url}/_emulator/health`).then((r) => r.body.json())) as typeof health;
   } while (health.pending > 0 || health.receptions < N - failed);
   const doneMs = performance.now() - start;
+  const ownCpu = process.cpuUsage(ownCpu0);
+  const emuCpu = emuCpu0 === undefined ? undefined : cpuMs(child.pid!)!.own - emuCpu0;
+  const helperCpu = xmllintCpuMs(child.pid!) - xmllintCpu0;
+  const load1 = os.loadavg();
+  if (process.env.EMU_THREAD_CPU) {
+    // CPU of each of the emulator's threads over its whole life (main thread = the process id).
+    const threads = readdirSync(`/proc/${child.pid}/task`).map((tid) => {
+      const stat = readFileSync(`/proc/${child.pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+      return { tid: tid === String(child.pid) ? 'main' : tid, ms: (f[11]! + f[12]!) * 10 };
+    });
+    console.error('emulator threads, CPU ms since start:', JSON.stringify(threads.filter((t) => t.ms > 0).sort((a, b) => b.ms - a.ms)));
+  }
   const rec = (await request(`${url}/_emulator/receptions`).then((r) => r.body.json())) as { receptions: { estado: string }[] };
   const accepted = rec.receptions.filter((x) => x.estado === 'aceptado').length;
   await pool.close();
@@ -95,6 +173,18 @@ try {
         verdictsPerSecond: Math.round((N / doneMs) * 1000),
         failedPosts: failed,
         aceptado: accepted,
+        ...(emuCpu !== undefined && {
+          cpuMsPerVerdict: {
+            emulator: round2(emuCpu / N),
+            xmllint: round2(helperCpu / N),
+            loadGenerator: round2((ownCpu.user + ownCpu.system) / 1000 / N),
+            total: round2((emuCpu + helperCpu + (ownCpu.user + ownCpu.system) / 1000) / N),
+          },
+          emulatorCoresBusy: round2(emuCpu / doneMs),
+          // What the measured CPU per verdict allows on this machine's cores with nothing else running.
+          verdictsPerSecondCpuBound: Math.round((os.cpus().length * 1000 * N) / (emuCpu + helperCpu + (ownCpu.user + ownCpu.system) / 1000)),
+        }),
+        loadAverage1m: { before: round2(load0[0]!), after: round2(load1[0]!) },
       },
       null,
       2,
@@ -102,4 +192,8 @@ try {
   );
 } finally {
   child.kill('SIGTERM');
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
 }

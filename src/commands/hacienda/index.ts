@@ -16,6 +16,7 @@ export interface ServeEmulatorFlags {
   idpOutage?: boolean;
   reject?: string[];
   seed?: string;
+  validationThreads?: string;
 }
 
 export function defineHaciendaCommands(program: Command, ctx: Ctx): void {
@@ -36,5 +37,6 @@ export function defineHaciendaCommands(program: Command, ctx: Ctx): void {
     .option('--idp-outage', 'fault: the IdP answers 503')
     .option('--reject <clave...>', 'fault: always reject these claves')
     .option('--seed <n>', 'seed for the random faults (reproducible runs)')
+    .option('--validation-threads <n>', 'worker threads that validate received documents (0 = on the event loop; default cores - 1, from 1 to 2)')
     .action(async (opts: ServeEmulatorFlags) => (await import('./serve.js')).run(ctx, opts));
 }

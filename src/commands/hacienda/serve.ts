@@ -26,6 +26,7 @@ export async function run(ctx: Ctx, f: ServeEmulatorFlags): Promise<void> {
     ...(f.idpOutage && { idpOutage: true }),
     ...(f.reject && { rejectClaves: f.reject }),
   };
+  const validationThreads = num('--validation-threads', f.validationThreads, { max: 64, integer: true });
   const { startEmulator } = await import('../../hacienda/index.js');
   let emulator;
   try {
@@ -37,6 +38,8 @@ export async function run(ctx: Ctx, f: ServeEmulatorFlags): Promise<void> {
       dataFile: f.data === undefined ? undefined : resolvePath(ctx.io, f.data),
       faults,
       seed: num('--seed', f.seed, { integer: true }),
+      validationThreads,
+      validationThreadsAtStart: true,
     });
   } catch (e) {
     const err = e as NodeJS.ErrnoException;

@@ -96,9 +96,21 @@ export interface VerifyOptions {
 }
 
 export function verifyXades(xml: string, now: Date, opts: VerifyOptions = {}): VerifyReport {
+  return runVerify(xml, undefined, now, opts);
+}
+
+/**
+ * `verifyXades` on a document already parsed with `parseXmlDocument(xml)` (so that one parse serves other
+ * checks too). `xml` must be the text it was parsed from. The DOM is modified: comments are removed.
+ */
+export function verifyXadesDocument(doc: Document, xml: string, now: Date, opts: VerifyOptions = {}): VerifyReport {
+  return runVerify(xml, doc, now, opts);
+}
+
+function runVerify(xml: string, doc: Document | undefined, now: Date, opts: VerifyOptions): VerifyReport {
   const report: VerifyReport = { ok: false, checks: [] };
   try {
-    verifyInto(report, xml, now, opts.crossCheck ?? true);
+    verifyInto(report, xml, doc, now, opts.crossCheck ?? true);
   } catch (e) {
     addCheck(report, { name: 'verify', ok: false, detail: `unexpected error: ${message(e)}` });
   }
@@ -106,11 +118,11 @@ export function verifyXades(xml: string, now: Date, opts: VerifyOptions = {}): V
   return report;
 }
 
-function verifyInto(report: VerifyReport, xml: string, now: Date, crossCheck: boolean): void {
+function verifyInto(report: VerifyReport, xml: string, parsedDoc: Document | undefined, now: Date, crossCheck: boolean): void {
   const check = (name: string, ok: boolean, detail: string) => addCheck(report, { name, ok, detail });
 
   // --- Parse -------------------------------------------------------------------------------------
-  const parsed = parse(xml);
+  const parsed = parsedDoc ?? parseXmlDocument(xml);
   if (typeof parsed === 'string') {
     check('xml.wellFormed', false, parsed);
     return;
@@ -153,9 +165,10 @@ function verifyInto(report: VerifyReport, xml: string, now: Date, crossCheck: bo
     check('certificate.present', false, 'no ds:KeyInfo/ds:X509Data/ds:X509Certificate');
   } else {
     try {
-      certDer = strictBase64(certText) ?? Buffer.alloc(0);
-      x509 = new X509Certificate(certDer);
-      certInfo = certificateInfo(certDer);
+      const cert = readCertificate(certText);
+      certDer = cert.der;
+      x509 = cert.x509;
+      certInfo = { ...cert.info };
       report.signer = certInfo;
       check('certificate.present', true, certInfo.subject);
     } catch (e) {
@@ -284,6 +297,8 @@ function checkReferencesAndValue(
     }
     return loaded;
   };
+  let idx: Map<string, Element[]> | undefined;
+  const ids = () => (idx ??= idIndex(doc));
   const signedInfoEl = firstChild(signature, NS_DS, 'SignedInfo');
   const refs = (signedInfoEl ? childElements(signedInfoEl) : [])
     .filter((e) => isDs(e, 'Reference'))
@@ -300,7 +315,7 @@ function checkReferencesAndValue(
     const uri = ref.uri ?? '';
     const where = uri === '' ? 'URI="" (document)' : `URI="${uri}"`;
     try {
-      const target = resolveUri(doc, uri);
+      const target = resolveUri(doc, uri, ids);
       if (typeof target === 'string') {
         check(label, false, `${where}: ${target}`);
         return;
@@ -346,6 +361,30 @@ function checkReferencesAndValue(
 }
 
 const ALG_C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315';
+
+interface ReadCertificate {
+  der: Buffer;
+  x509: X509Certificate;
+  info: CertificateInfo;
+}
+
+/**
+ * Parsed certificates by their base64 text. A verifier sees the same few certificates again and again
+ * (one per issuer); parsing one (node:crypto and node-forge) costs more than the rest of the certificate
+ * checks. The entries are immutable; validity is still judged per document.
+ */
+const certCache = new Map<string, ReadCertificate>();
+const CERT_CACHE_SIZE = 256;
+
+function readCertificate(certText: string): ReadCertificate {
+  const hit = certCache.get(certText);
+  if (hit) return hit;
+  const der = strictBase64(certText) ?? Buffer.alloc(0);
+  const cert: ReadCertificate = { der, x509: new X509Certificate(der), info: certificateInfo(der) };
+  if (certCache.size >= CERT_CACHE_SIZE) certCache.delete(certCache.keys().next().value!);
+  certCache.set(certText, cert);
+  return cert;
+}
 
 /**
  * The common transform chains, run directly on the DOM: [enveloped-signature?, exc-c14n | c14n]. xml-crypto's
@@ -487,7 +526,11 @@ function checkQualifyingProperties(signature: Element, check: (name: string, ok:
   check('xades.qualifyingProperties', problems.length === 0, problems.length ? problems.join('; ') : `targets #${sigId}`);
 }
 
-function parse(xml: string): Document | string {
+/**
+ * Parses XML for signature verification: a strict well-formedness check (fast-xml-parser's validator),
+ * then an @xmldom/xmldom tree. Returns the reason as a string when the text is not well-formed.
+ */
+export function parseXmlDocument(xml: string): Document | string {
   // xmldom forgives mismatched end tags and similar faults (as warnings); a signed document must be
   // well-formed, so a strict validator decides first.
   const strict = XMLValidator.validate(xml);
@@ -495,13 +538,16 @@ function parse(xml: string): Document | string {
   const errors: string[] = [];
   let doc: Document;
   try {
-    doc = new DOMParser({
-      errorHandler: {
-        warning: () => undefined,
-        error: (m: string) => errors.push(m),
-        fatalError: (m: string) => errors.push(m),
-      },
-    }).parseFromString(xml, 'text/xml');
+    doc = withCloseTagIndex(() =>
+      new DOMParser({
+        errorHandler: {
+          warning: () => undefined,
+          error: (m: string) => errors.push(m),
+          fatalError: (m: string) => errors.push(m),
+        },
+        normalizeLineEndings: (source: string) => (closeTags.source = normalizeLineEndings(source)),
+      } as ConstructorParameters<typeof DOMParser>[0]).parseFromString(xml, 'text/xml'),
+    );
   } catch (e) {
     return `not well-formed XML: ${message(e)}`;
   }
@@ -510,19 +556,100 @@ function parse(xml: string): Document | string {
   return doc;
 }
 
-function resolveUri(doc: Document, uri: string): Node | string {
+/** xmldom's own line-end normalization (XML 1.1 §2.11, as @xmldom/xmldom 0.8 applies it), which it does not export. */
+function normalizeLineEndings(input: string): string {
+  return input.replace(/\r[\n\u0085]/g, '\n').replace(/[\r\u0085\u2028]/g, '\n');
+}
+
+/**
+ * xmldom 0.8 looks, for every distinct element name, for the LAST `</name>` in the whole source
+ * (`fixSelfClosed`, an HTML leniency, with `String.prototype.lastIndexOf`): one backward scan of the document
+ * per element name, ≈ 40 % of parsing a 14 KB comprobante. During a parse (synchronous, nothing else runs on
+ * this thread) `lastIndexOf` on the source being parsed, for a `</name>` needle, answers from an index of the
+ * last position of every `</…>` built in one forward pass; any other call goes to the built-in. The answers are
+ * identical: an occurrence of `</name>` at i is exactly a `</` at i whose next `>` closes `name`.
+ */
+const closeTags: { source: string | undefined; last: Map<string, number> | undefined } = { source: undefined, last: undefined };
+const builtinLastIndexOf = String.prototype.lastIndexOf;
+
+function indexedLastIndexOf(this: string, search: string, position?: number): number {
+  const source = closeTags.source;
+  if (
+    source !== undefined &&
+    position === undefined &&
+    typeof search === 'string' &&
+    search.startsWith('</') &&
+    search.indexOf('>') === search.length - 1 &&
+    // `this` is the primitive string in strict code; the same string as the source being parsed
+    this === source
+  ) {
+    let last = closeTags.last;
+    if (!last) {
+      last = new Map();
+      for (let i = source.indexOf('</'); i >= 0; i = source.indexOf('</', i + 1)) {
+        const end = source.indexOf('>', i + 2);
+        if (end < 0) break;
+        last.set(source.slice(i, end + 1), i);
+      }
+      closeTags.last = last;
+    }
+    return last.get(search) ?? -1;
+  }
+  return builtinLastIndexOf.call(this, search, position);
+}
+
+function withCloseTagIndex<T>(parse: () => T): T {
+  if (String.prototype.lastIndexOf !== builtinLastIndexOf) return parse(); // someone else's patch: leave it
+  String.prototype.lastIndexOf = indexedLastIndexOf;
+  try {
+    return parse();
+  } finally {
+    String.prototype.lastIndexOf = builtinLastIndexOf;
+    closeTags.source = undefined;
+    closeTags.last = undefined;
+  }
+}
+
+function resolveUri(doc: Document, uri: string, ids: () => Map<string, Element[]>): Node | string {
   if (uri === '') return doc.documentElement!;
   if (!uri.startsWith('#')) return 'only same-document references are supported';
   const id = uri.slice(1);
-  const matches: Element[] = [];
-  const all = doc.getElementsByTagName('*');
-  for (let i = 0; i < all.length; i++) {
-    const e = all[i]!;
-    if (e.getAttribute('Id') === id || e.getAttribute('ID') === id || e.getAttribute('id') === id) matches.push(e);
+  let matches: Element[];
+  if (id !== '') matches = ids().get(id) ?? [];
+  else {
+    matches = [];
+    const all = doc.getElementsByTagName('*');
+    for (let i = 0; i < all.length; i++) {
+      const e = all[i]!;
+      if (e.getAttribute('Id') === id || e.getAttribute('ID') === id || e.getAttribute('id') === id) matches.push(e);
+    }
   }
   if (matches.length === 0) return `no element with Id ${id}`;
   if (matches.length > 1) return `${matches.length} elements with Id ${id} (possible signature wrapping)`;
   return matches[0]!;
+}
+
+/**
+ * Every element by each non-empty value of its Id, ID or id attribute (an element counts once per value),
+ * in one walk. xmldom's getAttribute gives "" for a missing attribute; an empty id is looked up by `resolveUri`
+ * the slow way.
+ */
+function idIndex(doc: Document): Map<string, Element[]> {
+  const index = new Map<string, Element[]>();
+  const add = (v: string | null, e: Element): void => {
+    if (!v) return;
+    const list = index.get(v);
+    if (!list) index.set(v, [e]);
+    else if (list[list.length - 1] !== e) list.push(e);
+  };
+  const visit = (e: Element): void => {
+    add(e.getAttribute('Id'), e);
+    add(e.getAttribute('ID'), e);
+    add(e.getAttribute('id'), e);
+    for (let ch = e.firstChild; ch; ch = ch.nextSibling) if (ch.nodeType === 1) visit(ch as Element);
+  };
+  if (doc.documentElement) visit(doc.documentElement);
+  return index;
 }
 
 function removeComments(node: Node): void {

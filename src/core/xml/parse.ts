@@ -77,7 +77,7 @@ function stripPrefixes(node: Node): Node {
   return out;
 }
 
-interface RawDocument {
+export interface RawDocument {
   rootName: string;
   namespace: string | undefined;
   body: NodeObject;
@@ -107,6 +107,84 @@ export function parseXmlRoot(xml: string): RawDocument {
     body = stripPrefixes(root) as NodeObject;
   }
   return { rootName: localName(rootKey), namespace, body };
+}
+
+/** The DOM interfaces `rawFromDom` reads (structural, so any W3C-like DOM such as @xmldom/xmldom fits). */
+export interface DomNodeLike {
+  nodeType: number;
+  nodeName: string;
+  localName?: string | null;
+  namespaceURI?: string | null;
+  nodeValue?: string | null;
+  firstChild: DomNodeLike | null;
+  nextSibling: DomNodeLike | null;
+  attributes?: { length: number; [index: number]: { name: string; value: string } } | null;
+}
+
+/**
+ * The same tree `parseXmlRoot` builds, from an already parsed DOM (element or document): one parse of a
+ * received document can then serve both the signature verification (which needs a DOM) and the typed
+ * views below. The DOM must come from a parser that decodes entities and CDATA (xmldom does) and the
+ * text must have passed a well-formedness check; DOCTYPE is refused here too. As with fast-xml-parser,
+ * each run of text between child elements is trimmed (comments and processing instructions are dropped and
+ * do not split a run), runs are concatenated, attributes are keyed `@_localName` without `xmlns` declarations.
+ */
+export function rawFromDom(node: DomNodeLike): RawDocument {
+  let root: DomNodeLike | null = node;
+  if (node.nodeType === 9) {
+    root = null;
+    for (let c = node.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 10) throw new XmlParseError('DOCTYPE declarations are not allowed');
+      if (c.nodeType === 1) {
+        if (root) throw new XmlParseError('expected exactly one root element');
+        root = c;
+      }
+    }
+    if (!root) throw new XmlParseError('expected exactly one root element');
+  }
+  const body = domElementValue(root);
+  return {
+    rootName: localName(root.nodeName),
+    namespace: root.namespaceURI ?? undefined,
+    body: typeof body === 'string' ? {} : (body as NodeObject),
+  };
+}
+
+function domElementValue(e: DomNodeLike): Node {
+  let out: NodeObject | undefined;
+  const attrs = e.attributes;
+  if (attrs) {
+    for (let i = 0; i < attrs.length; i++) {
+      const a = attrs[i]!;
+      if (a.name.startsWith('xmlns')) continue;
+      (out ??= {})['@_' + localName(a.name)] = a.value.trim();
+    }
+  }
+  let text = '';
+  let run = '';
+  for (let c = e.firstChild; c; c = c.nextSibling) {
+    const t = c.nodeType;
+    if (t === 3 || t === 4) {
+      run += c.nodeValue ?? '';
+      continue;
+    }
+    if (t !== 1) continue; // comments and processing instructions do not split the text
+    if (run !== '') {
+      text += run.trim();
+      run = '';
+    }
+    const name = localName(c.nodeName);
+    const v = domElementValue(c);
+    out ??= {};
+    const prev = out[name];
+    if (prev === undefined) out[name] = v;
+    else if (Array.isArray(prev)) prev.push(v);
+    else out[name] = [prev, v];
+  }
+  if (run !== '') text += run.trim();
+  if (!out) return text;
+  if (text !== '') out['#text'] = text;
+  return out;
 }
 
 function textOf(node: Node | undefined): string | undefined {
@@ -281,10 +359,18 @@ export type ParsedMensaje = ({ type: 'MensajeHacienda' } & MensajeHaciendaData) 
 
 /** Either message, told apart by its root element. */
 export function parseMensajeXml(xml: string): ParsedMensaje {
-  const raw = parseXmlRoot(xml);
+  return mensajeFrom(parseXmlRoot(xml));
+}
+
+function mensajeFrom(raw: RawDocument): ParsedMensaje {
   if (raw.rootName === MENSAJE_HACIENDA.rootName) return { type: 'MensajeHacienda', ...mensajeHaciendaFrom(raw) };
   if (raw.rootName === MENSAJE_RECEPTOR.rootName) return { type: 'MensajeReceptor', ...mensajeReceptorFrom(raw) };
   throw new XmlParseError(`expected MensajeHacienda or MensajeReceptor, got ${raw.rootName}`);
+}
+
+/** `parseMensajeXml` on an already parsed DOM (see `rawFromDom`). */
+export function parseMensajeDom(node: DomNodeLike): ParsedMensaje {
+  return mensajeFrom(rawFromDom(node));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -537,7 +623,15 @@ function resumen(r: Reader): ParsedResumen {
  * one, or a missing element the checks depend on. It does not replace XSD validation.
  */
 export function parseComprobanteXml(xml: string): ParsedComprobante {
-  const raw = parseXmlRoot(xml);
+  return comprobanteFrom(parseXmlRoot(xml));
+}
+
+/** `parseComprobanteXml` on an already parsed DOM (see `rawFromDom`). */
+export function parseComprobanteDom(node: DomNodeLike): ParsedComprobante {
+  return comprobanteFrom(rawFromDom(node));
+}
+
+function comprobanteFrom(raw: RawDocument): ParsedComprobante {
   const kind = kindOfRoot(raw.rootName);
   if (!kind) throw new XmlParseError(`unknown root element ${raw.rootName}`);
   const info = KINDS[kind];

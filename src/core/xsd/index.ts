@@ -18,13 +18,15 @@ export interface CreateXsdValidatorOptions {
   prefer?: 'binary' | 'wasm' | 'auto';
   /** xmllint executable (binary backend); default "xmllint". */
   binary?: string;
+  /** Binary backend: start xmllint from one long-lived shell (see XmllintBinaryValidator); default false. */
+  persistentShell?: boolean;
 }
 
 export function createXsdValidator(options: CreateXsdValidatorOptions = {}): XsdValidator {
   const prefer = options.prefer ?? 'auto';
   const binary = options.binary ?? 'xmllint';
   if (prefer === 'wasm') return new XmllintWasmValidator();
-  if (hasXmllintBinary(binary)) return new XmllintBinaryValidator({ binary });
+  if (hasXmllintBinary(binary)) return new XmllintBinaryValidator({ binary, ...(options.persistentShell ? { persistentShell: true } : {}) });
   if (prefer === 'binary') throw new Error(`the xmllint binary (${binary}) is not available; install libxml2-utils or use the wasm backend`);
   return new XmllintWasmValidator();
 }

@@ -21,4 +21,6 @@ export interface XsdValidator {
    * Rejects only when validation could not run (schema does not compile, xmllint crashed).
    */
   validate(xml: string | string[], kind: SchemaName): Promise<XsdResult[]>;
+  /** Releases what the validator keeps between calls (e.g. a helper process), when it keeps anything. */
+  close?(): Promise<void>;
 }

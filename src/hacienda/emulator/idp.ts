@@ -176,10 +176,23 @@ export class EmulatorIdp {
     return { status: 204 };
   }
 
+  /**
+   * Tokens whose signature already verified, with their claims: a client sends the same access token with
+   * every request for minutes, and RS256 verification costs more than the rest of a POST's checks. An entry
+   * is used only while the token has not expired by the emulator's clock (the check jose makes); sessions
+   * closed by logout are still refused (checked on every use).
+   */
+  private readonly verified = new Map<string, Claims>();
+
   private async verify(token: string): Promise<Claims | undefined> {
     if (!token) return undefined;
+    const nowSec = Math.floor(this.opts.now() / 1000);
+    const hit = this.verified.get(token);
+    if (hit && typeof hit.exp === 'number' && hit.exp > nowSec && (hit.nbf === undefined || hit.nbf <= nowSec)) return hit;
     try {
       const { payload } = await jwtVerify(token, this.publicKey, { algorithms: ['RS256'], currentDate: new Date(this.opts.now()) });
+      if (this.verified.size >= 1_000) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, payload as Claims);
       return payload as Claims;
     } catch {
       return undefined;

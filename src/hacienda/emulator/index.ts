@@ -20,7 +20,7 @@ import { headerText, registerReceptionRoutes } from './routes-reception.js';
 import { registerPublicRoutes } from './routes-public.js';
 import { SqliteStore } from './sqlite-store.js';
 import { MemoryStore, type EmulatorStore, type ReceptionRecord } from './store.js';
-import { createDefaultValidator, type ComprobanteValidator } from './validate.js';
+import { createDefaultValidator, createPooledValidator, defaultValidationThreads, EmulatorPool, type ClosableValidator, type ComprobanteValidator } from './validate.js';
 import { applyFaultPatch, decideFault, faultPatchSchema, NO_FAULTS, seededRandom, type FaultConfig, type FaultPatch, type FaultTarget } from './faults.js';
 
 export interface EmulatorOptions {
@@ -40,8 +40,16 @@ export interface EmulatorOptions {
   cabysFile?: string;
   /** Initial faults. */
   faults?: FaultPatch;
-  /** Validates received documents (default: createDefaultValidator()). */
+  /** Validates received documents (default: the default checks, on `validationThreads` worker threads). */
   validator?: ComprobanteValidator;
+  /**
+   * Worker threads for the default validator (default cores - 1, from 1 to 2); 0 validates on the event loop.
+   * Ignored when `validator` is given. The threads start when documents queue up (3 being validated at once),
+   * or with the emulator if `validationThreadsAtStart`; they end with `close()`.
+   */
+  validationThreads?: number;
+  /** Start the validation threads with the emulator (a server) rather than on demand. Default false. */
+  validationThreadsAtStart?: boolean;
   /** Clock for tokens and timestamps (epoch ms). */
   now?: () => number;
   /** Random source for fault decisions (default Math.random, or seeded when `seed` is given). */
@@ -96,6 +104,8 @@ export interface EmulatorState {
   receptions(): ReceptionSummary[];
   /** Resolves when every received document has its verdict. */
   whenIdle(): Promise<void>;
+  /** Live worker threads validating documents (0 without a pool, and after close). */
+  readonly workerThreads: number;
 }
 
 export interface RunningEmulator {
@@ -156,10 +166,31 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
   });
   const app: FastifyInstance = Fastify({ logger: opts.logger ?? false, bodyLimit: 20 * 1024 * 1024, forceCloseConnections: true });
   const log = (msg: string, extra?: Record<string, unknown>) => app.log.warn(extra ?? {}, msg);
+  // With the default validator, worker threads analyse the documents. The default validator and the pool are
+  // ours to close (with the xmllint helper shell); a validator passed in is not. The MensajeHacienda is signed
+  // here on the event loop: one round trip to a thread per document costs less than two (measured).
+  let own: ClosableValidator | undefined;
+  let pool: EmulatorPool | undefined;
+  if (!opts.validator) {
+    const threads = opts.validationThreads ?? defaultValidationThreads();
+    if (threads > 0) {
+      pool = new EmulatorPool(threads, (e) =>
+        log('validation worker threads failed; validating on the event loop', { error: e instanceof Error ? e.message : String(e) }),
+      );
+      // Started on demand by default: for one document now and then (a CLI command), starting a thread costs
+      // more than it saves.
+      if (opts.validationThreadsAtStart) pool.warm();
+      own = createPooledValidator({ pool, threadsFrom: opts.validationThreadsAtStart ? 0 : 3 });
+    } else own = createDefaultValidator();
+  }
+  const closeOwn = async () => {
+    await own?.close();
+    await pool?.close();
+  };
   const processor = new ReceptionProcessor({
     store,
     registry,
-    validator: opts.validator ?? createDefaultValidator(),
+    validator: opts.validator ?? own!,
     signer: new MensajeHaciendaSigner(keys, now),
     now,
     processingDelayMs: opts.processingDelayMs ?? 200,
@@ -292,6 +323,7 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
     strictIdp: idp.strict,
     receptions: store.countReceptions(),
     pending: processor.pendingCount,
+    workerThreads: pool?.liveThreads ?? 0,
     taxpayers: registry.taxpayerIds().length,
     cabys: registry.cabysCount,
   }));
@@ -309,7 +341,13 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
   app.get('/_emulator/receptions', async () => ({ receptions: receptions() }));
   app.get('/_emulator/stats', async () => ({ idp: idp.stats, faults: faultStats, requests: requestCounts, users: store.users() }));
 
-  const address = await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
+  let address: string;
+  try {
+    address = await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
+  } catch (e) {
+    await closeOwn();
+    throw e;
+  }
   if (!baseUrl) {
     const a = app.server.address();
     const host = opts.host ?? '127.0.0.1';
@@ -335,6 +373,9 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
     },
     receptions,
     whenIdle: () => processor.whenIdle(),
+    get workerThreads() {
+      return pool?.liveThreads ?? 0;
+    },
   };
 
   let closing: Promise<void> | undefined;
@@ -344,6 +385,7 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
     close: () =>
       (closing ??= (async () => {
         await processor.close();
+        await closeOwn();
         await app.close();
         store.close();
       })()),
@@ -351,7 +393,7 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
 }
 
 export type { FaultConfig, FaultMethod, FaultPatch, FaultTarget } from './faults.js';
-export type { ComprobanteValidator, ValidationMeta, ValidationResult, DefaultValidatorOptions } from './validate.js';
-export { createDefaultValidator, CODIGOS } from './validate.js';
+export type { ClosableValidator, ComprobanteValidator, ValidationMeta, ValidationResult, DefaultValidatorOptions, PooledValidator, PooledValidatorOptions } from './validate.js';
+export { createDefaultValidator, createPooledValidator, defaultValidationThreads, EmulatorPool, CODIGOS } from './validate.js';
 export type { IdpStats } from './idp.js';
 export type { EmulatorStore, ReceptionRecord } from './store.js';

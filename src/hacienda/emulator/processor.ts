@@ -123,6 +123,7 @@ export class ReceptionProcessor {
         now: new Date(this.o.now()),
       });
     } catch (e) {
+      if (this.closed) return; // shutting down: the document stays pending (a persistent emulator resumes it)
       const errors = [{ codigo: CODIGOS.ERROR_INTERNO, mensaje: `Error interno al validar: ${e instanceof Error ? e.message : String(e)}`, fila: 0, columna: 0 }];
       const updated = store.updateReception(env, key, { estado: 'error', errors, updatedAt: this.o.now() });
       if (updated) await this.callback(updated);

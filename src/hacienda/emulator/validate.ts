@@ -1,118 +1,80 @@
 /**
- * What the emulator checks when it processes a received comprobante, asynchronously (after the 202):
+ * The emulator's validators. The checks themselves are in analyze.ts (well-formedness, signature, signer,
+ * clave, totals: pure CPU work) plus the XSD validation here, batched into one `xmllint` run per schema for
+ * the documents that arrive close together (BatchingXsd).
  *
- *  1. the XML is well formed and is a v4.4 comprobante (or MensajeReceptor) in its namespace;
- *  2. it is valid against its official XSD (schemas/xsd/, via src/core/xsd, batched);
- *  3. the XAdES-EPES signature is valid: value, every reference digest, v4.4 policy identifier and hash,
- *     certificate valid at signing time (src/core/sign/verify.ts);
- *  4. the signer is the issuer: the certificate subject's serialNumber identifies the Emisor
- *     (the Receptor for a FEC, which the buyer issues; the receptor for a MensajeReceptor);
- *  5. the clave agrees with the XML: same clave, its date is FechaEmision's date in Costa Rica, its
- *     issuer id, consecutivo and situación match, the consecutivo's tipo matches the document kind;
- *     the POST's emisor/receptor match the XML;
- *  6. totals recomputed independently (src/core/totals.ts, from quantities, prices, discounts and tax
- *     rates) equal the document's within 0.01, line by line and in ResumenFactura.
- * Consecutivo reuse per issuer needs the emulator's state and is checked by the processor (code -99).
- *
- * Error codes: Hacienda publishes no list. -99 (consecutivo ya existe) and -37 (ubicación) are known from
- * real answers; the other codes below are this emulator's own, negative like Hacienda's.
+ * - `createDefaultValidator()` runs the analysis on the calling thread.
+ * - `createPooledValidator({ threads })` runs it on a pool of worker threads (piscina, validate-worker.ts)
+ *   and keeps the XSD batching on the calling thread, so that one xmllint run still serves every worker.
+ *   The verdicts are the same: both call `analyzeDocument` and merge the XSD errors the same way.
  */
 import { createXsdValidator, type XsdResult, type XsdValidator } from '../../core/xsd/index.js';
 import type { SchemaName } from '../../core/xml/kinds.js';
-import { KINDS } from '../../core/xml/kinds.js';
-import { parseComprobanteXml, parseMensajeXml, type ParsedComprobante, type ParsedLinea } from '../../core/xml/parse.js';
-import { verifyXades, type VerifyReport } from '../../core/sign/verify.js';
-import { parseClave } from '../../core/clave.js';
-import { crParts, parseIsoDateTime } from '../../core/dates.js';
-import { computeTotals, compareFigures, type Totals } from '../../core/totals.js';
-import { dec, type Decimal } from '../../core/money.js';
-import type { Impuesto, Linea, MedioPago, OtroCargo } from '../../core/model.js';
-import type { EmulatorEnvironment, IdRef, ValidationErrorItem } from './store.js';
+import {
+  analyzeDocument,
+  CODIGOS,
+  decodeUtf8,
+  err,
+  withXsdErrors,
+  type AnalysisOptions,
+  type DocumentAnalysis,
+  type ValidationMeta,
+  type ValidationResult,
+  type XsdRequest,
+} from './analyze.js';
+import { defaultValidationThreads, EmulatorPool } from './pool.js';
+import type { ValidationErrorItem } from './store.js';
+import type { WorkerAnswer } from './validate-worker.js';
 
-export const CODIGOS = {
-  XML_MAL_FORMADO: -1,
-  ESQUEMA: -2,
-  FIRMA: -3,
-  POLITICA_FIRMA: -4,
-  CERTIFICADO: -5,
-  FIRMANTE: -6,
-  CLAVE: -7,
-  DATOS_ENVIO: -8,
-  TOTALES: -9,
-  FECHA: -10,
-  RECHAZO_FORZADO: -90,
-  ERROR_INTERNO: -98,
-  CONSECUTIVO_REPETIDO: -99,
-} as const;
+/** Documents per message to a worker thread, at most. */
+const MAX_DOCS_PER_TASK = 16;
 
-export interface ValidationMeta {
-  clave: string;
-  fecha: string;
-  emisor: IdRef;
-  receptor?: IdRef;
-  consecutivoReceptor?: string;
-  environment: EmulatorEnvironment;
-  /** IdP username that posted the document. */
-  username: string;
-  /** The emulator's clock at processing time. */
-  now: Date;
-}
+export { defaultValidationThreads, EmulatorPool } from './pool.js';
 
-export interface ValidationResult {
-  accepted: boolean;
-  errors: ValidationErrorItem[];
-  /** Root element, e.g. FacturaElectronica or MensajeReceptor. */
-  documentType?: string;
-  /** Tipo de comprobante (01 FE, 03 NC, 04 TE, ...; 05/06/07 for a MensajeReceptor). */
-  tipoComprobante?: string;
-  numeroConsecutivo?: string;
-  nombreEmisor?: string;
-  tipoIdentificacionEmisor?: string;
-  numeroCedulaEmisor?: string;
-  nombreReceptor?: string;
-  tipoIdentificacionReceptor?: string;
-  numeroCedulaReceptor?: string;
-  /** Decimal strings, as the document states them (TotalImpuesto / TotalComprobante). */
-  montoTotalImpuesto?: string;
-  totalFactura?: string;
-  /** InformacionReferencia entries (TipoDocIR, Numero). */
-  referencias?: { tipoDoc: string; numero: string }[];
-  /** CodigoActividadEmisor, to register a first-time issuer. */
-  codigoActividadEmisor?: string;
-}
+export { CODIGOS, totalsErrors, analyzeDocument } from './analyze.js';
+export type { ValidationMeta, ValidationResult, AnalysisOptions, DocumentAnalysis, XsdRequest } from './analyze.js';
 
 /** The validator the emulator calls for each received document. */
 export type ComprobanteValidator = (xml: Buffer, meta: ValidationMeta) => Promise<ValidationResult>;
 
-export interface DefaultValidatorOptions {
+export interface DefaultValidatorOptions extends AnalysisOptions {
   /** XSD validator (default: core createXsdValidator(), binary when available); false skips XSD. */
   xsd?: XsdValidator | false;
-  /** Collect documents arriving within this window into one xmllint run (default 10 ms; 0 = no batching). */
+  /**
+   * Collect documents arriving within this window into one xmllint run (default 10 ms; 0 = no batching).
+   * Under load the window grows (see BatchingXsd).
+   */
   xsdBatchWindowMs?: number;
-  /** Check the XAdES signature (default true). */
-  signature?: boolean;
-  /** Check that the signer is the issuer (default true). */
-  signer?: boolean;
-  /** Recompute totals (default true). */
-  totals?: boolean;
-  /** Tolerance of the totals comparison (default 0.01). */
-  tolerance?: string;
-  /** Accept FechaEmision up to this far in the future (default 10 min). */
-  futureToleranceMs?: number;
 }
 
-const err = (codigo: number, mensaje: string, fila = 0, columna = 0): ValidationErrorItem => ({ codigo, mensaje, fila, columna });
-
-/** Groups XSD validations that arrive close together into one xmllint run per schema. */
+/**
+ * Groups XSD validations that arrive close together into one validator call (one xmllint process) per
+ * schema. Each xmllint run pays a fixed cost (≈ 8 ms of CPU to load the v4.4 schemas) besides ≈ 0.25 ms
+ * per document, so batches must not stay small under load:
+ *
+ * - a document arriving after a quiet spell waits `windowMs` (default 10 ms) for company;
+ * - while documents keep coming (the previous batch of that schema was started less than `busyWindowMs`
+ *   ago, or is still running) the window is `busyWindowMs` (default 100 ms: ≈ 30 documents per run at
+ *   300 documents/s);
+ * - a queue of `maxBatch` documents is sent at once.
+ */
 export class BatchingXsd {
   private readonly queues = new Map<SchemaName, { xml: string; resolve: (r: XsdResult) => void; reject: (e: unknown) => void }[]>();
   private readonly timers = new Map<SchemaName, NodeJS.Timeout>();
+  private readonly lastFlush = new Map<SchemaName, number>();
+  private readonly running = new Map<SchemaName, number>();
+  private readonly busyWindowMs: number;
+  /** Batches sent to the inner validator (for tests and benchmarks). */
+  batches = 0;
 
   constructor(
     private readonly inner: XsdValidator,
     private readonly windowMs: number,
     private readonly maxBatch = 200,
-  ) {}
+    busyWindowMs?: number,
+  ) {
+    this.busyWindowMs = Math.max(windowMs, busyWindowMs ?? 100);
+  }
 
   validate(xml: string, schema: SchemaName): Promise<XsdResult> {
     if (this.windowMs <= 0) return this.inner.validate(xml, schema).then((r) => r[0]!);
@@ -121,8 +83,13 @@ export class BatchingXsd {
       if (!q) this.queues.set(schema, (q = []));
       q.push({ xml, resolve, reject });
       if (q.length >= this.maxBatch) this.flush(schema);
-      else if (!this.timers.has(schema)) this.timers.set(schema, setTimeout(() => this.flush(schema), this.windowMs));
+      else if (!this.timers.has(schema)) this.timers.set(schema, setTimeout(() => this.flush(schema), this.window(schema)));
     });
+  }
+
+  private window(schema: SchemaName): number {
+    const busy = (this.running.get(schema) ?? 0) > 0 || performance.now() - (this.lastFlush.get(schema) ?? -Infinity) < this.busyWindowMs;
+    return busy ? this.busyWindowMs : this.windowMs;
   }
 
   private flush(schema: SchemaName): void {
@@ -132,361 +99,199 @@ export class BatchingXsd {
     const q = this.queues.get(schema) ?? [];
     this.queues.delete(schema);
     if (q.length === 0) return;
-    this.inner.validate(
-      q.map((e) => e.xml),
-      schema,
-    ).then(
-      (results) => q.forEach((e, i) => e.resolve(results[i] ?? { valid: false, errors: [{ message: 'no result from the XSD validator' }] })),
-      (e: unknown) => q.forEach((x) => x.reject(e)),
-    );
-  }
-}
-
-/** Builds the default validator from the core modules. */
-export function createDefaultValidator(opts: DefaultValidatorOptions = {}): ComprobanteValidator {
-  let xsd: BatchingXsd | undefined;
-  const getXsd = (): BatchingXsd | undefined => {
-    if (opts.xsd === false) return undefined;
-    xsd ??= new BatchingXsd(opts.xsd ?? createXsdValidator(), opts.xsdBatchWindowMs ?? 10);
-    return xsd;
-  };
-  const tolerance = opts.tolerance ?? '0.01';
-  const futureMs = opts.futureToleranceMs ?? 10 * 60_000;
-
-  return async (xmlBytes: Buffer, meta: ValidationMeta): Promise<ValidationResult> => {
-    const text = decodeUtf8(xmlBytes);
-    if (text === undefined) return { accepted: false, errors: [err(CODIGOS.XML_MAL_FORMADO, 'El comprobante no está codificado en UTF-8.')] };
-    if (meta.consecutivoReceptor !== undefined) return validateMensajeReceptor(text, meta, getXsd(), opts);
-
-    const errors: ValidationErrorItem[] = [];
-    let doc: ParsedComprobante;
-    try {
-      doc = parseComprobanteXml(text);
-    } catch (e) {
-      return { accepted: false, errors: [err(CODIGOS.XML_MAL_FORMADO, `El archivo XML no es un comprobante electrónico v4.4 legible: ${msg(e)}`)] };
-    }
-    const info = KINDS[doc.kind];
-    const result: ValidationResult = {
-      accepted: false,
-      errors,
-      documentType: doc.rootName,
-      tipoComprobante: info.tipoComprobante,
-      numeroConsecutivo: doc.numeroConsecutivo,
-      nombreEmisor: doc.emisor.nombre,
-      tipoIdentificacionEmisor: doc.emisor.identificacion.tipo,
-      numeroCedulaEmisor: doc.emisor.identificacion.numero,
-      montoTotalImpuesto: doc.resumen.totalImpuesto,
-      totalFactura: doc.resumen.totalComprobante,
-      referencias: doc.informacionReferencia.filter((r) => r.numero).map((r) => ({ tipoDoc: r.tipoDocIR, numero: r.numero! })),
+    this.batches++;
+    this.lastFlush.set(schema, performance.now());
+    this.running.set(schema, (this.running.get(schema) ?? 0) + 1);
+    const finished = () => {
+      this.running.set(schema, (this.running.get(schema) ?? 1) - 1);
+      this.lastFlush.set(schema, performance.now());
     };
-    if (doc.codigoActividadEmisor) result.codigoActividadEmisor = doc.codigoActividadEmisor;
-    if (doc.receptor) {
-      result.nombreReceptor = doc.receptor.nombre;
-      if (doc.receptor.identificacion) {
-        result.tipoIdentificacionReceptor = doc.receptor.identificacion.tipo;
-        result.numeroCedulaReceptor = doc.receptor.identificacion.numero;
-      }
+    this.inner
+      .validate(
+        q.map((e) => e.xml),
+        schema,
+      )
+      .then(
+        (results) => {
+          finished();
+          q.forEach((e, i) => e.resolve(results[i] ?? { valid: false, errors: [{ message: 'no result from the XSD validator' }] }));
+        },
+        (e: unknown) => {
+          finished();
+          q.forEach((x) => x.reject(e));
+        },
+      );
+  }
+}
+
+/** Runs the XSD step of an analysis and returns the complete result. */
+async function completeWithXsd(analysis: DocumentAnalysis, xmlBytes: Uint8Array, xsd: BatchingXsd | undefined): Promise<ValidationResult> {
+  const req = analysis.xsd;
+  if (!req || !xsd) return withXsdErrors(analysis, []);
+  return withXsdErrors(analysis, await xsdErrors(req, decodeUtf8(xmlBytes) ?? '', xsd));
+}
+
+async function xsdErrors(req: XsdRequest, text: string, xsd: BatchingXsd): Promise<ValidationErrorItem[]> {
+  const out: ValidationErrorItem[] = [];
+  try {
+    let r = await xsd.validate(text, req.schema);
+    if (!r.valid && req.fallback) {
+      const alt = await xsd.validate(text, req.fallback);
+      if (alt.valid) r = alt;
     }
+    const what = req.subject === 'mensaje' ? 'El mensaje' : 'El comprobante';
+    for (const e of r.errors) out.push(err(CODIGOS.ESQUEMA, `${what} no cumple el esquema XSD v4.4: ${e.message}`, e.line ?? 0, 0));
+  } catch (e) {
+    out.push(err(CODIGOS.ERROR_INTERNO, `No se pudo validar el esquema XSD: ${e instanceof Error ? e.message : String(e)}`));
+  }
+  return out;
+}
 
-    // 2. XSD
-    const x = getXsd();
-    if (x) {
-      try {
-        const r = await x.validate(text, info.schema);
-        for (const e of r.errors) errors.push(err(CODIGOS.ESQUEMA, `El comprobante no cumple el esquema XSD v4.4: ${e.message}`, e.line ?? 0, 0));
-      } catch (e) {
-        errors.push(err(CODIGOS.ERROR_INTERNO, `No se pudo validar el esquema XSD: ${msg(e)}`));
+function analysisOptions(opts: AnalysisOptions): AnalysisOptions {
+  const o: AnalysisOptions = {};
+  if (opts.signature !== undefined) o.signature = opts.signature;
+  if (opts.signer !== undefined) o.signer = opts.signer;
+  if (opts.totals !== undefined) o.totals = opts.totals;
+  if (opts.tolerance !== undefined) o.tolerance = opts.tolerance;
+  if (opts.futureToleranceMs !== undefined) o.futureToleranceMs = opts.futureToleranceMs;
+  return o;
+}
+
+interface LazyXsd {
+  get(): BatchingXsd | undefined;
+  /** Ends the XSD validator if this created it (a validator passed in options belongs to the caller). */
+  close(): Promise<void>;
+}
+
+function lazyXsd(opts: DefaultValidatorOptions): LazyXsd {
+  let xsd: BatchingXsd | undefined;
+  let own: XsdValidator | undefined;
+  return {
+    get: () => {
+      if (opts.xsd === false) return undefined;
+      if (!xsd) {
+        // Long-lived: xmllint is started from a small helper shell, not by forking this process (binary.ts).
+        const inner = opts.xsd ?? (own = createXsdValidator({ persistentShell: true }));
+        xsd = new BatchingXsd(inner, opts.xsdBatchWindowMs ?? 10);
       }
-    }
-
-    // 3-4. Signature and signer
-    const issuer = doc.kind === 'FEC' ? doc.receptor?.identificacion : doc.emisor.identificacion;
-    if (opts.signature !== false) {
-      const report = verifyXades(text, meta.now, { crossCheck: false });
-      errors.push(...signatureErrors(report));
-      if (opts.signer !== false && report.signer) {
-        const id = report.signer.identificacion;
-        if (!issuer || !id || stripZeros(id) !== stripZeros(issuer.numero)) {
-          errors.push(
-            err(
-              CODIGOS.FIRMANTE,
-              `El comprobante está firmado con el certificado de otro contribuyente: el firmante es ${report.signer.subjectSerialNumber ?? '(sin identificación)'}` +
-                ` y el ${doc.kind === 'FEC' ? 'receptor (emisor de la FEC)' : 'emisor'} es ${issuer?.numero ?? '(sin identificación)'}.`,
-            ),
-          );
-        }
-      }
-    }
-
-    // 5. Clave and POST data vs XML
-    errors.push(...claveErrors(doc, meta, issuer?.numero, futureMs));
-
-    // 6. Totals
-    if (opts.totals !== false) errors.push(...totalsErrors(doc, tolerance));
-
-    result.accepted = errors.length === 0;
-    return result;
+      return xsd;
+    },
+    close: async () => {
+      await own?.close?.();
+    },
   };
 }
 
-async function validateMensajeReceptor(
-  text: string,
-  meta: ValidationMeta,
-  xsd: BatchingXsd | undefined,
-  opts: DefaultValidatorOptions,
-): Promise<ValidationResult> {
-  const errors: ValidationErrorItem[] = [];
-  let m;
-  try {
-    m = parseMensajeXml(text);
-  } catch (e) {
-    return { accepted: false, errors: [err(CODIGOS.XML_MAL_FORMADO, `El archivo XML no es un MensajeReceptor legible: ${msg(e)}`)] };
+/** A validator that may hold resources (worker threads, a helper process): `close()` releases them. */
+export type ClosableValidator = ComprobanteValidator & { close(): Promise<void> };
+
+/** Builds the default validator from the core modules; the analysis runs on the calling thread. */
+export function createDefaultValidator(opts: DefaultValidatorOptions = {}): ClosableValidator {
+  const xsd = lazyXsd(opts);
+  const aOpts = analysisOptions(opts);
+  const validator = async (xmlBytes: Buffer, meta: ValidationMeta): Promise<ValidationResult> =>
+    completeWithXsd(analyzeDocument(xmlBytes, meta, aOpts), xmlBytes, xsd.get());
+  return Object.assign(validator, { close: () => xsd.close() });
+}
+
+// --- Worker pool ------------------------------------------------------------------------------------
+
+export interface PooledValidatorOptions extends DefaultValidatorOptions {
+  /** Worker threads of the validator's own pool (default `defaultValidationThreads()`); ignored with `pool`. */
+  threads?: number;
+  /** Use this pool (its owner closes it). */
+  pool?: EmulatorPool;
+  /** Called once if the pool cannot run a task (documents are then analysed on the calling thread). */
+  onPoolError?: (e: unknown) => void;
+  /**
+   * Use the threads only from when this many documents are being validated at the same time (default 0:
+   * always). Until then documents are analysed on the calling thread and the threads are not started: a
+   * process that validates one document now and then (a CLI command with the embedded emulator) does not
+   * pay for starting them.
+   */
+  threadsFrom?: number;
+}
+
+/** A validator that analyses on worker threads: `close()` ends its own pool (not a shared one) and xmllint helper. */
+export interface PooledValidator extends ClosableValidator {
+  readonly pool: EmulatorPool;
+}
+
+/**
+ * The default validator with the analysis on worker threads (pool.ts) and the XSD batching on the calling
+ * thread, so that one xmllint run serves every thread. If the pool fails (e.g. a worker cannot start),
+ * documents are analysed on the calling thread from then on, with the same checks.
+ */
+export function createPooledValidator(opts: PooledValidatorOptions = {}): PooledValidator {
+  const pool = opts.pool ?? new EmulatorPool(Math.max(1, Math.floor(opts.threads ?? defaultValidationThreads())), opts.onPoolError);
+  const ownPool = opts.pool === undefined;
+  const xsd = lazyXsd(opts);
+  const aOpts = analysisOptions(opts);
+
+  // At most two tasks per thread in flight (one running, one ready); documents that arrive meanwhile wait
+  // here and go together in the next task. Idle, a document goes at once; under load, the cross-thread
+  // messages and wake-ups are shared by up to MAX_DOCS_PER_TASK documents.
+  interface Waiting {
+    xml: Buffer;
+    meta: ValidationMeta;
+    resolve: (a: DocumentAnalysis) => void;
+    reject: (e: unknown) => void;
   }
-  if (m.type !== 'MensajeReceptor') {
-    return { accepted: false, errors: [err(CODIGOS.XML_MAL_FORMADO, `Se esperaba un MensajeReceptor y se recibió ${m.type}.`)] };
-  }
-  const result: ValidationResult = {
-    accepted: false,
-    errors,
-    documentType: 'MensajeReceptor',
-    tipoComprobante: m.numeroConsecutivoReceptor.slice(8, 10),
-    numeroConsecutivo: m.numeroConsecutivoReceptor,
-    numeroCedulaEmisor: m.numeroCedulaEmisor,
-    numeroCedulaReceptor: m.numeroCedulaReceptor,
-    totalFactura: m.totalFactura,
-  };
-  if (m.montoTotalImpuesto !== undefined) result.montoTotalImpuesto = m.montoTotalImpuesto;
-  if (xsd) {
+  const waiting: Waiting[] = [];
+  const maxInFlight = pool.threads * 2;
+  let inFlight = 0;
+  const settle = (w: Waiting, answer: WorkerAnswer[number] | undefined) => {
     try {
-      // Both generations of the MR schema are in circulation (NOTES §1.3): either one is enough.
-      let r = await xsd.validate(text, 'MR');
-      if (!r.valid) {
-        const r26 = await xsd.validate(text, 'MR2026');
-        if (r26.valid) r = r26;
-      }
-      for (const e of r.errors) errors.push(err(CODIGOS.ESQUEMA, `El mensaje no cumple el esquema XSD v4.4: ${e.message}`, e.line ?? 0, 0));
+      if (!answer) w.resolve(analyzeDocument(w.xml, w.meta, aOpts)); // the pool failed: same checks, here
+      else if (answer.ok) w.resolve(answer.analysis);
+      else w.reject(new Error(answer.message));
     } catch (e) {
-      errors.push(err(CODIGOS.ERROR_INTERNO, `No se pudo validar el esquema XSD: ${msg(e)}`));
+      w.reject(e);
     }
-  }
-  if (opts.signature !== false) {
-    const report = verifyXades(text, meta.now, { crossCheck: false });
-    errors.push(...signatureErrors(report));
-    if (opts.signer !== false && report.signer && stripZeros(report.signer.identificacion ?? '') !== stripZeros(m.numeroCedulaReceptor)) {
-      errors.push(err(CODIGOS.FIRMANTE, `El mensaje está firmado con el certificado de otro contribuyente (${report.signer.subjectSerialNumber ?? '?'}), no del receptor ${m.numeroCedulaReceptor}.`));
-    }
-  }
-  if (m.clave !== meta.clave) errors.push(err(CODIGOS.CLAVE, `La clave del mensaje (${m.clave}) no coincide con la clave enviada (${meta.clave}).`));
-  if (m.numeroConsecutivoReceptor !== meta.consecutivoReceptor) {
-    errors.push(err(CODIGOS.DATOS_ENVIO, `NumeroConsecutivoReceptor (${m.numeroConsecutivoReceptor}) no coincide con consecutivoReceptor enviado (${meta.consecutivoReceptor}).`));
-  }
-  const expectedTipo = { 1: '05', 2: '06', 3: '07' }[m.mensaje];
-  if (m.numeroConsecutivoReceptor.slice(8, 10) !== expectedTipo) {
-    errors.push(err(CODIGOS.CLAVE, `El tipo del NumeroConsecutivoReceptor debe ser ${expectedTipo} para Mensaje ${m.mensaje}.`));
-  }
-  if (stripZeros(m.numeroCedulaEmisor) !== stripZeros(meta.emisor.numeroIdentificacion)) {
-    errors.push(err(CODIGOS.DATOS_ENVIO, `NumeroCedulaEmisor (${m.numeroCedulaEmisor}) no coincide con el emisor enviado (${meta.emisor.numeroIdentificacion}).`));
-  }
-  if (meta.receptor && stripZeros(m.numeroCedulaReceptor) !== stripZeros(meta.receptor.numeroIdentificacion)) {
-    errors.push(err(CODIGOS.DATOS_ENVIO, `NumeroCedulaReceptor (${m.numeroCedulaReceptor}) no coincide con el receptor enviado (${meta.receptor.numeroIdentificacion}).`));
-  }
-  result.accepted = errors.length === 0;
-  return result;
-}
-
-function signatureErrors(report: VerifyReport): ValidationErrorItem[] {
-  const out: ValidationErrorItem[] = [];
-  for (const c of report.checks) {
-    if (c.ok) continue;
-    if (c.name === 'xades.policy') out.push(err(CODIGOS.POLITICA_FIRMA, `La política de firma no es la de la versión 4.4: ${c.detail}`));
-    else if (c.name.startsWith('certificate.')) out.push(err(CODIGOS.CERTIFICADO, `El certificado de la firma no es válido: ${c.detail}`));
-    else if (c.name === 'xml.wellFormed') out.push(err(CODIGOS.XML_MAL_FORMADO, `El archivo XML no está bien formado: ${c.detail}`));
-    else out.push(err(CODIGOS.FIRMA, `La firma del comprobante electrónico no es válida (${c.name}): ${c.detail}`));
-  }
-  return out;
-}
-
-function claveErrors(doc: ParsedComprobante, meta: ValidationMeta, issuerNumero: string | undefined, futureMs: number): ValidationErrorItem[] {
-  const out: ValidationErrorItem[] = [];
-  const e = (m: string) => out.push(err(CODIGOS.CLAVE, m));
-  if (doc.clave !== meta.clave) e(`La clave del comprobante (${doc.clave}) no coincide con la clave enviada (${meta.clave}).`);
-  const parts = parseClave(doc.clave);
-  if (!parts) {
-    e(`La clave ${doc.clave} no tiene el formato de 50 posiciones del Anexo (506, fecha, identificación, consecutivo, situación, código de seguridad).`);
-  } else {
-    const fecha = parseIsoDateTime(doc.fechaEmision);
-    if (!fecha) out.push(err(CODIGOS.FECHA, `FechaEmision "${doc.fechaEmision}" no es una fecha válida.`));
-    else {
-      const p = crParts(fecha);
-      if (p.day !== parts.day || p.month !== parts.month || p.year % 100 !== parts.year2) {
-        const dd = String(parts.day).padStart(2, '0'), mm = String(parts.month).padStart(2, '0'), yy = String(parts.year2).padStart(2, '0');
-        e(`La fecha de la clave (${dd}/${mm}/${yy}) no coincide con la FechaEmision del comprobante (${doc.fechaEmision}).`);
-      }
-      if (fecha.getTime() > meta.now.getTime() + futureMs) {
-        out.push(err(CODIGOS.FECHA, `La FechaEmision (${doc.fechaEmision}) es posterior a la fecha de recepción.`));
-      }
-    }
-    if (issuerNumero !== undefined && stripZeros(parts.identificacion) !== stripZeros(issuerNumero)) {
-      e(`La identificación en la clave (${parts.identificacion}) no coincide con la del emisor del comprobante (${issuerNumero}).`);
-    }
-    if (parts.consecutivo !== doc.numeroConsecutivo) {
-      e(`El consecutivo en la clave (${parts.consecutivo}) no coincide con NumeroConsecutivo (${doc.numeroConsecutivo}).`);
-    }
-  }
-  const tipo = doc.numeroConsecutivo.slice(8, 10);
-  if (tipo !== KINDS[doc.kind].tipoComprobante) {
-    e(`El tipo de comprobante del consecutivo (${tipo}) no corresponde a ${doc.rootName} (${KINDS[doc.kind].tipoComprobante}).`);
-  }
-  if (issuerNumero !== undefined && stripZeros(meta.emisor.numeroIdentificacion) !== stripZeros(issuerNumero)) {
-    out.push(err(CODIGOS.DATOS_ENVIO, `El emisor enviado (${meta.emisor.numeroIdentificacion}) no coincide con el del comprobante (${issuerNumero}).`));
-  }
-  const recId = doc.kind === 'FEC' ? doc.emisor.identificacion : doc.receptor?.identificacion;
-  if (meta.receptor && recId && stripZeros(meta.receptor.numeroIdentificacion) !== stripZeros(recId.numero)) {
-    out.push(err(CODIGOS.DATOS_ENVIO, `El receptor enviado (${meta.receptor.numeroIdentificacion}) no coincide con el del comprobante (${recId.numero}).`));
-  }
-  return out;
-}
-
-// --- Totals ----------------------------------------------------------------------------------------
-
-function optDec(v: string | undefined): Decimal | undefined {
-  return v === undefined || v === '' ? undefined : dec(v);
-}
-
-function toLinea(l: ParsedLinea, i: number): Linea {
-  const linea: Linea = {
-    numeroLinea: Number(l.numeroLinea) || i + 1,
-    codigoCABYS: l.codigoCABYS ?? '',
-    codigoComercial: l.codigoComercial,
-    cantidad: dec(l.cantidad ?? '1'),
-    unidadMedida: l.unidadMedida ?? 'Unid',
-    detalle: l.detalle,
-    precioUnitario: dec(l.precioUnitario ?? l.montoTotal),
-    descuentos: l.descuentos.map((d) => ({
-      montoDescuento: dec(d.montoDescuento),
-      codigoDescuento: d.codigoDescuento,
-      ...(d.codigoDescuentoOtro ? { codigoDescuentoOtro: d.codigoDescuentoOtro } : {}),
-      ...(d.naturalezaDescuento ? { naturalezaDescuento: d.naturalezaDescuento } : {}),
-    })),
-    impuestos: l.impuestos.map((t) => {
-      const imp: Impuesto = { codigo: t.codigo };
-      if (t.codigoTarifaIVA !== undefined) imp.codigoTarifaIVA = t.codigoTarifaIVA;
-      const tarifa = optDec(t.tarifa);
-      if (tarifa) imp.tarifa = tarifa;
-      const factor = optDec(t.factorCalculoIVA);
-      if (factor) imp.factorCalculoIVA = factor;
-      if (t.exoneracion) {
-        imp.exoneracion = {
-          tipoDocumento: t.exoneracion.tipoDocumento,
-          numeroDocumento: t.exoneracion.numeroDocumento,
-          nombreInstitucion: t.exoneracion.nombreInstitucion,
-          fechaEmision: t.exoneracion.fechaEmision,
-          tarifaExonerada: dec(t.exoneracion.tarifaExonerada),
-        };
-      }
-      return imp;
-    }),
   };
-  if (l.ivaCobradoFabrica) linea.ivaCobradoFabrica = l.ivaCobradoFabrica;
-  const asumido = optDec(l.impuestoAsumidoEmisorFabrica);
-  if (asumido) linea.impuestoAsumidoEmisorFabrica = asumido;
-  return linea;
-}
-
-/** Recomputes the totals and lists every figure of the document that differs by more than the tolerance. */
-export function totalsErrors(doc: ParsedComprobante, tolerance: string): ValidationErrorItem[] {
-  if (doc.kind === 'REP' || doc.lineas.some((l) => l.tieneSurtido || l.cantidad === undefined || l.precioUnitario === undefined)) return [];
-  let totals: Totals;
-  try {
-    const otrosCargos: OtroCargo[] = doc.otrosCargos.map((o) => ({ tipoDocumento: o.tipoDocumento, detalle: o.detalle, montoCargo: dec(o.montoCargo) }));
-    const mediosPago: MedioPago[] = doc.mediosPago.map((m) => ({ tipoMedioPago: m.tipoMedioPago ?? '01' }));
-    totals = computeTotals({ lineas: doc.lineas.map(toLinea), otrosCargos, mediosPago });
-  } catch (e) {
-    if (e instanceof RangeError) return []; // e.g. specific taxes the core does not compute: not judged
-    return [err(CODIGOS.TOTALES, `No se pudieron recalcular los totales: ${msg(e)}`)];
-  }
-  const out: ValidationErrorItem[] = [];
-  const cmp = (field: string, expected: Decimal | undefined, actual: string | undefined) => {
-    if (expected === undefined) return;
-    const got = actual ?? '0';
-    let finding;
-    try {
-      finding = compareFigures(field, expected, got, tolerance);
-    } catch {
-      out.push(err(CODIGOS.TOTALES, `${field}: "${got}" no es un monto válido.`));
-      return;
+  const dispatch = () => {
+    while (waiting.length > 0 && inFlight < maxInFlight) {
+      const size = Math.min(MAX_DOCS_PER_TASK, Math.ceil(waiting.length / (maxInFlight - inFlight)));
+      const batch = waiting.splice(0, size);
+      inFlight++;
+      pool
+        .run({ docs: batch.map((w) => ({ xml: w.xml, meta: w.meta })), opts: aOpts })
+        .then(
+          (answers) => batch.forEach((w, i) => settle(w, answers?.[i])),
+          (e: unknown) => batch.forEach((w) => w.reject(e)),
+        )
+        .finally(() => {
+          inFlight--;
+          dispatch();
+        });
     }
-    if (finding) out.push(err(CODIGOS.TOTALES, `${field}: el monto calculado es ${expected.toFixed(5)} y el comprobante indica ${dec(got).toFixed(5)}.`));
   };
-  doc.lineas.forEach((l, i) => {
-    const t = totals.lineas[i]!;
-    const at = `LineaDetalle ${l.numeroLinea}`;
-    cmp(`${at} MontoTotal`, t.montoTotal, l.montoTotal);
-    cmp(`${at} SubTotal`, t.subTotal, l.subTotal);
-    if (t.baseImponible && l.baseImponible !== undefined) cmp(`${at} BaseImponible`, t.baseImponible, l.baseImponible);
-    l.impuestos.forEach((imp, j) => {
-      const ti = t.impuestos[j];
-      if (!ti) return;
-      cmp(`${at} Impuesto ${imp.codigo} Monto`, ti.monto, imp.monto);
-      if (ti.montoExoneracion && imp.exoneracion) cmp(`${at} Impuesto ${imp.codigo} MontoExoneracion`, ti.montoExoneracion, imp.exoneracion.montoExoneracion);
+  const analyse = (xml: Buffer, meta: ValidationMeta): Promise<DocumentAnalysis> =>
+    new Promise((resolve, reject) => {
+      waiting.push({ xml, meta, resolve, reject });
+      dispatch();
     });
-    if (l.impuestoNeto !== undefined) cmp(`${at} ImpuestoNeto`, t.impuestoNeto, l.impuestoNeto);
-    cmp(`${at} MontoTotalLinea`, t.montoTotalLinea, l.montoTotalLinea);
-  });
-  const r = totals.resumen;
-  const s = doc.resumen;
-  const pairs: [string, Decimal, string | undefined][] = [
-    ['TotalServGravados', r.totalServGravados, s.totalServGravados],
-    ['TotalServExentos', r.totalServExentos, s.totalServExentos],
-    ['TotalServExonerado', r.totalServExonerado, s.totalServExonerado],
-    ['TotalServNoSujeto', r.totalServNoSujeto, s.totalServNoSujeto],
-    ['TotalMercanciasGravadas', r.totalMercanciasGravadas, s.totalMercanciasGravadas],
-    ['TotalMercanciasExentas', r.totalMercanciasExentas, s.totalMercanciasExentas],
-    ['TotalMercExonerada', r.totalMercExonerada, s.totalMercExonerada],
-    ['TotalMercNoSujeta', r.totalMercNoSujeta, s.totalMercNoSujeta],
-    ['TotalGravado', r.totalGravado, s.totalGravado],
-    ['TotalExento', r.totalExento, s.totalExento],
-    ['TotalExonerado', r.totalExonerado, s.totalExonerado],
-    ['TotalNoSujeto', r.totalNoSujeto, s.totalNoSujeto],
-    ['TotalVenta', r.totalVenta, s.totalVenta],
-    ['TotalDescuentos', r.totalDescuentos, s.totalDescuentos],
-    ['TotalVentaNeta', r.totalVentaNeta, s.totalVentaNeta],
-    ['TotalImpuesto', r.totalImpuesto, s.totalImpuesto],
-    ['TotalOtrosCargos', r.totalOtrosCargos, s.totalOtrosCargos],
-    ['TotalComprobante', r.totalComprobante, s.totalComprobante],
-  ];
-  for (const [name, expected, actual] of pairs) {
-    // Optional summary elements may be omitted when zero.
-    if (actual === undefined && expected.isZero()) continue;
-    cmp(`ResumenFactura ${name}`, expected, actual);
-  }
-  for (const d of r.totalDesgloseImpuesto) {
-    const found = s.totalDesgloseImpuesto.find((x) => x.codigo === d.codigo && (x.codigoTarifaIVA ?? '') === (d.codigoTarifaIVA ?? ''));
-    if (!found) {
-      if (!d.totalMontoImpuesto.isZero()) {
-        out.push(err(CODIGOS.TOTALES, `ResumenFactura TotalDesgloseImpuesto: falta el código ${d.codigo}${d.codigoTarifaIVA ? `/${d.codigoTarifaIVA}` : ''}.`));
+  const threadsFrom = Math.max(0, opts.threadsFrom ?? 0);
+  let useThreads = threadsFrom === 0;
+  let active = 0;
+  const validator = async (xmlBytes: Buffer, meta: ValidationMeta): Promise<ValidationResult> => {
+    active++;
+    try {
+      if (!useThreads && active >= threadsFrom) {
+        useThreads = true;
+        pool.warm();
       }
-      continue;
+      const analysis = useThreads ? await analyse(xmlBytes, meta) : analyzeDocument(xmlBytes, meta, aOpts);
+      return await completeWithXsd(analysis, xmlBytes, xsd.get());
+    } finally {
+      active--;
     }
-    cmp(`ResumenFactura TotalDesgloseImpuesto ${d.codigo}${d.codigoTarifaIVA ? `/${d.codigoTarifaIVA}` : ''}`, d.totalMontoImpuesto, found.totalMontoImpuesto);
-  }
-  return out;
-}
-
-// --- helpers ---------------------------------------------------------------------------------------
-
-function decodeUtf8(b: Buffer): string | undefined {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(b).replace(/^\uFEFF/, '');
-  } catch {
-    return undefined;
-  }
-}
-
-function stripZeros(s: string): string {
-  return s.replace(/^0+/, '');
-}
-
-function msg(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  };
+  return Object.assign(validator, {
+    pool,
+    close: async () => {
+      await xsd.close();
+      if (ownPool) await pool.close();
+    },
+  });
 }
