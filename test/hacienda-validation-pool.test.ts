@@ -18,6 +18,7 @@ import { parseComprobanteDom, parseComprobanteXml } from '../src/core/xml/parse.
 import { ReceptionClient, resolveEndpoints } from '../src/hacienda/client/index.js';
 import { XmllintBinaryValidator } from '../src/core/xsd/index.js';
 import { CODIGOS, createDefaultValidator, createPooledValidator, startEmulator, type ValidationMeta } from '../src/hacienda/emulator/index.js';
+import { startEmulatorThread } from '../src/hacienda/emulator/thread.js';
 import { BatchingXsd, EmulatorPool } from '../src/hacienda/emulator/validate.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
 import { FAST_RETRY } from './helpers/hacienda.js';
@@ -309,4 +310,57 @@ describe('the emulator with its worker threads', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 40_000);
+});
+
+describe('the emulator on a worker thread of its own (local mode of a batch)', () => {
+  it('gives full-validation verdicts from its thread, keeps its state in the data file, and ends with close()', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fecr-emu-thread-'));
+    const dataFile = join(dir, 'emulator.db');
+    const rcFor = (url: string) =>
+      new ReceptionClient({
+        endpoints: resolveEndpoints('local', { baseUrl: url }),
+        credentials: { username: t.issuer.usuarioHacienda, password: 'secreto' },
+        retry: FAST_RETRY,
+      });
+    const good = issue();
+    const tampered = issue();
+    try {
+      const emu = await startEmulatorThread({ dataFile, processingDelayMs: 0 });
+      const rc = rcFor(emu.url);
+      for (const r of [good, { ...tampered, xml: tampered.xml.replace('Licencia anual', 'Licencia anuaL') }]) {
+        const sent = await rc.submit({
+          clave: r.doc.clave,
+          fecha: r.doc.fechaEmision,
+          emisor: { tipoIdentificacion: '02', numeroIdentificacion: '3101123456' },
+          comprobanteXml: r.xml,
+        });
+        expect(sent.status).toBe('received');
+      }
+      await emu.whenIdle();
+      // whenIdle came back from the thread only once both verdicts were given: no polling needed.
+      const ok = await rc.getStatus(good.doc.clave);
+      expect(ok.estado).toBe('aceptado');
+      const bad = await rc.getStatus(tampered.doc.clave);
+      expect(bad.estado).toBe('rechazado');
+      expect(bad.mensaje?.errores.map((e) => e.codigo)).toContain(CODIGOS.FIRMA);
+      await rc.close();
+      await emu.close();
+      await emu.close(); // idempotent
+      // The thread's server is gone.
+      await expect(fetch(`${emu.url}/_emulator/health`)).rejects.toThrow();
+
+      // A second thread on the same data file knows both documents (and their verdicts).
+      const again = await startEmulatorThread({ dataFile, processingDelayMs: 0 });
+      const rc2 = rcFor(again.url);
+      try {
+        expect((await rc2.getStatus(good.doc.clave)).estado).toBe('aceptado');
+        expect((await rc2.getStatus(tampered.doc.clave)).estado).toBe('rechazado');
+      } finally {
+        await rc2.close();
+        await again.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -17,7 +17,7 @@
  */
 import path from 'node:path';
 import type { Ctx } from '../cli/context.js';
-import type { HaciendaEndpoints, RunningEmulator } from '../hacienda/index.js';
+import type { HaciendaEndpoints } from '../hacienda/index.js';
 import type { ServiceContext } from '../service/context.js';
 import type { OpenedService } from '../service/runtime.js';
 import type { Worker, WorkerOptions } from '../service/worker.js';
@@ -50,6 +50,26 @@ export interface LocalProfile {
   emulatorDelayMs?: number;
 }
 
+/** How the caller will use a local backend. */
+export interface LocalBackendOptions {
+  /**
+   * Many documents (a batch): env local runs the emulator on a worker thread of its own, beside the service's
+   * event loop (more throughput; the thread costs a few hundred ms to start, so one-document commands keep the
+   * emulator on their own thread).
+   */
+  bulk?: boolean;
+}
+
+/** The embedded emulator as the local backend uses it: in this thread or on a worker thread. */
+interface EmbeddedEmulator {
+  url: string;
+  /** Resolves when every document received so far has its verdict. */
+  whenIdle(): Promise<void>;
+  /** How long to give `whenIdle()` to answer when only asking whether the emulator is idle now. */
+  idleProbeMs: number;
+  close(): Promise<void>;
+}
+
 /** The default account of local mode (created on first use with a random password nobody needs). */
 export const LOCAL_ACCOUNT = 'local';
 
@@ -65,7 +85,7 @@ function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   return Promise.race([p.then(() => true), timeout]).finally(() => clearTimeout(timer));
 }
 
-export async function openLocalBackend(ctx: Ctx, profile: LocalProfile = {}): Promise<Backend> {
+export async function openLocalBackend(ctx: Ctx, profile: LocalProfile = {}, opts: LocalBackendOptions = {}): Promise<Backend> {
   const [{ openService, resolveDataDir, REDACT }, { default: pino }] = await Promise.all([import('../service/runtime.js'), import('pino')]);
   const dataDir = profile.dataDir ? path.resolve(ctx.io.cwd, profile.dataDir) : resolveDataDir(ctx.io.env);
   const level = ctx.io.env.FECR_LOG_LEVEL ?? (ctx.debug ? 'warn' : 'silent');
@@ -86,7 +106,7 @@ export async function openLocalBackend(ctx: Ctx, profile: LocalProfile = {}): Pr
     if (typeof code === 'string' && /^(E[A-Z]+|SQLITE_\w+)$/.test(code)) throw new BackendError('unavailable', `data dir ${dataDir}: cannot open (${code})`);
     throw e;
   }
-  return new LocalBackend(ctx, opened, dataDir, profile);
+  return new LocalBackend(ctx, opened, dataDir, profile, opts);
 }
 
 class LocalBackend implements Backend {
@@ -94,7 +114,7 @@ class LocalBackend implements Backend {
   private readonly svc: ServiceContext;
   private account: Promise<number> | undefined;
   private hacienda: Promise<void> | undefined;
-  private emulator: RunningEmulator | undefined;
+  private emulator: EmbeddedEmulator | undefined;
   private worker: Worker | undefined;
   private closed = false;
 
@@ -103,6 +123,7 @@ class LocalBackend implements Backend {
     private readonly opened: OpenedService,
     private readonly dataDir: string,
     private readonly profile: LocalProfile,
+    private readonly opts: LocalBackendOptions = {},
   ) {
     this.svc = opened.ctx;
   }
@@ -173,7 +194,7 @@ class LocalBackend implements Backend {
         }
         continue;
       }
-      if (this.emulator && state !== 'pendiente' && Date.now() - nudged >= 100 && (await within(this.emulator.state.whenIdle(), 0))) {
+      if (this.emulator && state !== 'pendiente' && Date.now() - nudged >= 100 && (await within(this.emulator.whenIdle(), this.emulator.idleProbeMs))) {
         // The emulator is in this process: once it has decided, query the status now instead of at the
         // worker's next scheduled poll (what Hacienda's callback does for a hosted service).
         await this.nudge(clave);
@@ -293,11 +314,17 @@ class LocalBackend implements Backend {
   private startHacienda(): Promise<void> {
     return (this.hacienda ??= (async () => {
       if (this.svc.hacienda.environment !== 'local') return;
-      const { startEmulator, resolveEndpoints } = await import('../hacienda/index.js');
-      this.emulator = await startEmulator({
-        dataFile: path.join(this.dataDir, 'emulator.db'),
-        processingDelayMs: this.profile.emulatorDelayMs ?? 50,
-      });
+      const { startEmulator, startEmulatorThread, resolveEndpoints } = await import('../hacienda/index.js');
+      const options = { dataFile: path.join(this.dataDir, 'emulator.db'), processingDelayMs: this.profile.emulatorDelayMs ?? 50 };
+      if (this.opts.bulk) {
+        // On a thread of its own: the emulator's work (HTTP, state, the analysis of every document) runs beside
+        // this event loop, which has the service's work to do (a batch keeps both busy).
+        const t = await startEmulatorThread(options);
+        this.emulator = { url: t.url, whenIdle: () => t.whenIdle(), idleProbeMs: 20, close: () => t.close() };
+      } else {
+        const e = await startEmulator(options);
+        this.emulator = { url: e.url, whenIdle: () => e.state.whenIdle(), idleProbeMs: 0, close: () => e.close() };
+      }
       this.svc.hacienda = { environment: 'local', endpoints: resolveEndpoints('local', { baseUrl: this.emulator.url }) };
     })());
   }
@@ -375,7 +402,7 @@ class LocalBackend implements Backend {
     const before = await jobs();
     if (before.length === 0) return;
     await this.startWorker();
-    if (this.emulator) await within(this.emulator.state.whenIdle(), deadline - Date.now());
+    if (this.emulator) await within(this.emulator.whenIdle(), deadline - Date.now());
     await this.nudge(doc.clave);
     const attempts = new Map(before.map((j) => [j.id, j.attempts]));
     while (Date.now() < deadline) {

@@ -8,6 +8,7 @@ import type { Ctx } from '../cli/context.js';
 import { EXIT, SilentExit, UserError } from '../cli/errors.js';
 import { writeLine } from '../cli/io.js';
 import type { Backend } from './backend.js';
+import type { LocalBackendOptions } from './local-backend.js';
 import type { ActiveProfile, LocalProfile, RemoteProfile } from './profiles.js';
 import type { TokenSource } from './secret-store.js';
 
@@ -90,12 +91,12 @@ export async function openSession(ctx: Ctx, active: ActiveProfile, opts: { allow
 
 /**
  * The Backend for a profile (default: the one in use). Remote: RemoteBackend on `baseUrl` with the session token
- * (checked for expiry first). Local: `openLocalBackend(ctx, profile)` of src/client/local-backend.ts.
+ * (checked for expiry first). Local: `openLocalBackend(ctx, profile, opts)` of src/client/local-backend.ts.
  * The caller closes it.
  */
-export async function openBackend(ctx: Ctx, name?: string): Promise<Backend> {
+export async function openBackend(ctx: Ctx, name?: string, opts: LocalBackendOptions = {}): Promise<Backend> {
   const active = await activeProfile(ctx, name);
-  if (active.profile.mode === 'local') return openLocal(ctx, active.profile);
+  if (active.profile.mode === 'local') return openLocal(ctx, active.profile, opts);
   return openRemote(ctx, active as ActiveProfile & { profile: RemoteProfile });
 }
 
@@ -105,7 +106,7 @@ async function openRemote(ctx: Ctx, active: ActiveProfile & { profile: RemotePro
   return new RemoteBackend({ baseUrl: active.profile.baseUrl, token: session.token });
 }
 
-async function openLocal(ctx: Ctx, profile: LocalProfile): Promise<Backend> {
+async function openLocal(ctx: Ctx, profile: LocalProfile, opts: LocalBackendOptions): Promise<Backend> {
   const { openLocalBackend } = await import('./local-backend.js');
-  return openLocalBackend(ctx, profile);
+  return openLocalBackend(ctx, profile, opts);
 }

@@ -9,11 +9,13 @@ import type { Backend } from '../client/backend.js';
 
 export interface BackendFlags {
   profile?: string;
+  /** Many documents (a batch): see LocalBackendOptions. */
+  bulk?: boolean;
 }
 
 export async function backendFor(ctx: Ctx, opts: BackendFlags = {}): Promise<Backend> {
   const { openBackend } = await import('../client/select.js');
-  return openBackend(ctx, opts.profile);
+  return openBackend(ctx, opts.profile, opts.bulk ? { bulk: true } : {});
 }
 
 /**

@@ -17,3 +17,4 @@ export {
   type ValidationResult,
   type DefaultValidatorOptions,
 } from './emulator/index.js';
+export { startEmulatorThread, type EmulatorThread, type EmulatorThreadOptions } from './emulator/thread.js';

@@ -8,6 +8,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { WorkerAnswer, WorkerTask } from './validate-worker.js';
+import { workerModule } from './worker-module.js';
 
 type Piscina = import('piscina').Piscina;
 
@@ -19,18 +20,6 @@ type Piscina = import('piscina').Piscina;
  */
 export function defaultValidationThreads(): number {
   return Math.max(1, Math.min(2, availableParallelism() - 1));
-}
-
-/** The worker module: the compiled .js next to this file, or the .ts source when running from src/ (tsx, vitest). */
-function workerFile(): { filename: string; execArgv?: string[] } {
-  const here = import.meta.url;
-  if (here.endsWith('.ts')) {
-    const execArgv = [...process.execArgv];
-    const hasTsx = execArgv.some((a, i) => (a === 'tsx' || /\/tsx\/dist\/loader\.mjs$/.test(a)) && execArgv[i - 1] === '--import') || execArgv.includes('--import=tsx');
-    if (!hasTsx) execArgv.push('--import', 'tsx');
-    return { filename: new URL('./validate-worker.ts', here).href, execArgv };
-  }
-  return { filename: new URL('./validate-worker.js', here).href };
 }
 
 export class EmulatorPool {
@@ -67,7 +56,7 @@ export class EmulatorPool {
 
   private start(): Promise<Piscina> {
     return (this.pool ??= import('piscina').then(({ Piscina }) => {
-      const { filename, execArgv } = this.workerModule ? { filename: this.workerModule, execArgv: undefined } : workerFile();
+      const { filename, execArgv } = this.workerModule ? { filename: this.workerModule, execArgv: undefined } : workerModule('validate-worker', import.meta.url);
       const p = new Piscina({
         filename,
         ...(execArgv ? { execArgv } : {}),

@@ -1,0 +1,40 @@
+/** Worker-thread side of thread.ts: runs one emulator (validation on this thread) and answers the owner. */
+import { parentPort, workerData } from 'node:worker_threads';
+import { startEmulator, type RunningEmulator } from './index.js';
+
+export interface ThreadStart {
+  dataFile?: string;
+  processingDelayMs?: number;
+}
+
+export type ThreadRequest = { id: number; type: 'whenIdle' } | { id: number; type: 'close' };
+
+export type ThreadReply = { type: 'ready'; url: string } | { type: 'failed'; message: string } | { type: 'done'; id: number };
+
+const port = parentPort!;
+const start = workerData as ThreadStart;
+let emulator: RunningEmulator | undefined;
+
+try {
+  emulator = await startEmulator({
+    ...(start.dataFile !== undefined ? { dataFile: start.dataFile } : {}),
+    ...(start.processingDelayMs !== undefined ? { processingDelayMs: start.processingDelayMs } : {}),
+    validationThreads: 0,
+  });
+  port.postMessage({ type: 'ready', url: emulator.url } satisfies ThreadReply);
+} catch (e) {
+  port.postMessage({ type: 'failed', message: e instanceof Error ? e.message : String(e) } satisfies ThreadReply);
+  port.close();
+}
+
+port.on('message', (m: ThreadRequest) => {
+  const emu = emulator!;
+  const work = m.type === 'whenIdle' ? emu.state.whenIdle() : emu.close();
+  work.then(
+    () => {
+      port.postMessage({ type: 'done', id: m.id } satisfies ThreadReply);
+      if (m.type === 'close') port.close();
+    },
+    (e: unknown) => port.postMessage({ type: 'failed', message: e instanceof Error ? e.message : String(e) } satisfies ThreadReply),
+  );
+});
