@@ -72,7 +72,10 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
           ...(finished ? { finished } : {}),
           onResult,
           onProgress: progress.update,
-          ...(opts.wait ? { wait: { timeoutMs, concurrency: Math.max(16, concurrency * 4) } } : {}),
+          // Waiting is cheap in local mode (one shared query watches every waiting document), and enough documents
+          // must wait at once to cover the verdict's latency (the emulator batches XSD runs under load) without
+          // holding up submissions. A hosted service is polled per document: fewer at once.
+          ...(opts.wait ? { wait: { timeoutMs, concurrency: backend.mode === 'local' ? Math.max(128, concurrency * 16) : Math.max(16, concurrency * 4) } } : {}),
         });
         stopper = () => runner.stop();
         if (interrupted) runner.stop();
