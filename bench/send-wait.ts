@@ -15,7 +15,9 @@ const bin = new URL('../bin/fecr.js', import.meta.url).pathname;
 const runs = Number(process.argv[2] ?? 12);
 const dir = mkdtempSync(join(os.tmpdir(), 'fecr-bench-send-'));
 const env = { ...process.env, HOME: dir, FECR_DATA_DIR: join(dir, 'data'), FECR_NO_KEYCHAIN: '1' };
-const fecr = (args: string[]) => spawnSync(process.execPath, [bin, ...args], { env, cwd: dir, encoding: 'utf8' });
+// SEND_PROF=<dir>: the timed sends run under `node --cpu-prof` (one profile per send in <dir>).
+const prof = process.env.SEND_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SEND_PROF}`] : [];
+const fecr = (args: string[], nodeArgs: string[] = []) => spawnSync(process.execPath, [...nodeArgs, bin, ...args], { env, cwd: dir, encoding: 'utf8' });
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/documents/01-fe-servicios-13.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 writeFileSync(join(dir, 'issuer.json'), JSON.stringify(makeTestIssuer().issuer));
@@ -25,7 +27,7 @@ if (reg.status !== 0) throw new Error(reg.stderr);
 function sendOnce(n: number): number {
   writeFileSync(join(dir, 'doc.json'), JSON.stringify({ ...fixture, numeroReferencia: n }));
   const t = process.hrtime.bigint();
-  const r = fecr(['send', 'doc.json', '--wait']);
+  const r = fecr(['send', 'doc.json', '--wait'], n > 1 ? prof : []);
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.status !== 0 || !r.stdout.includes('aceptado')) throw new Error(`send --wait failed (${r.status}): ${r.stderr}`);
   return ms;
