@@ -214,24 +214,27 @@ describe('XSD batches', () => {
   });
 });
 
+/** POSTs an issued document to the emulator through the Hacienda client; it must be received. */
+async function send(rc: ReceptionClient, r: { doc: { clave: string; fechaEmision: string }; xml: string }): Promise<string> {
+  const sent = await rc.submit({
+    clave: r.doc.clave,
+    fecha: r.doc.fechaEmision,
+    emisor: { tipoIdentificacion: '02', numeroIdentificacion: '3101123456' },
+    comprobanteXml: r.xml,
+  });
+  expect(sent.status).toBe('received');
+  return r.doc.clave;
+}
+
+const client = (url: string) =>
+  new ReceptionClient({
+    endpoints: resolveEndpoints('local', { baseUrl: url }),
+    credentials: { username: t.issuer.usuarioHacienda, password: 'secreto' },
+    retry: FAST_RETRY,
+  });
+
 describe('the emulator with its worker threads', () => {
-  const submit = (rc: ReceptionClient) => async () => {
-    const r = issue();
-    const sent = await rc.submit({
-      clave: r.doc.clave,
-      fecha: r.doc.fechaEmision,
-      emisor: { tipoIdentificacion: '02', numeroIdentificacion: '3101123456' },
-      comprobanteXml: r.xml,
-    });
-    expect(sent.status).toBe('received');
-    return r.doc.clave;
-  };
-  const client = (url: string) =>
-    new ReceptionClient({
-      endpoints: resolveEndpoints('local', { baseUrl: url }),
-      credentials: { username: t.issuer.usuarioHacienda, password: 'secreto' },
-      retry: FAST_RETRY,
-    });
+  const submit = (rc: ReceptionClient) => () => send(rc, issue());
 
   it('a server starts its threads at once, gives the verdicts on them and ends them on close', async () => {
     const emu = await startEmulator({ processingDelayMs: 0, validationThreads: 2, validationThreadsAtStart: true });
@@ -316,26 +319,13 @@ describe('the emulator on a worker thread of its own (local mode of a batch)', (
   it('gives full-validation verdicts from its thread, keeps its state in the data file, and ends with close()', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fecr-emu-thread-'));
     const dataFile = join(dir, 'emulator.db');
-    const rcFor = (url: string) =>
-      new ReceptionClient({
-        endpoints: resolveEndpoints('local', { baseUrl: url }),
-        credentials: { username: t.issuer.usuarioHacienda, password: 'secreto' },
-        retry: FAST_RETRY,
-      });
     const good = issue();
     const tampered = issue();
     try {
       const emu = await startEmulatorThread({ dataFile, processingDelayMs: 0 });
-      const rc = rcFor(emu.url);
-      for (const r of [good, { ...tampered, xml: tampered.xml.replace('Licencia anual', 'Licencia anuaL') }]) {
-        const sent = await rc.submit({
-          clave: r.doc.clave,
-          fecha: r.doc.fechaEmision,
-          emisor: { tipoIdentificacion: '02', numeroIdentificacion: '3101123456' },
-          comprobanteXml: r.xml,
-        });
-        expect(sent.status).toBe('received');
-      }
+      const rc = client(emu.url);
+      await send(rc, good);
+      await send(rc, { ...tampered, xml: tampered.xml.replace('Licencia anual', 'Licencia anuaL') });
       await emu.whenIdle();
       // whenIdle came back from the thread only once both verdicts were given: no polling needed.
       const ok = await rc.getStatus(good.doc.clave);
@@ -351,7 +341,7 @@ describe('the emulator on a worker thread of its own (local mode of a batch)', (
 
       // A second thread on the same data file knows both documents (and their verdicts).
       const again = await startEmulatorThread({ dataFile, processingDelayMs: 0 });
-      const rc2 = rcFor(again.url);
+      const rc2 = client(again.url);
       try {
         expect((await rc2.getStatus(good.doc.clave)).estado).toBe('aceptado');
         expect((await rc2.getStatus(tampered.doc.clave)).estado).toBe('rechazado');
