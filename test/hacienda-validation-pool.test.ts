@@ -328,6 +328,7 @@ describe('the emulator on a worker thread of its own (local mode of a batch)', (
       await send(rc, { ...tampered, xml: tampered.xml.replace('Licencia anual', 'Licencia anuaL') });
       await emu.whenIdle();
       // whenIdle came back from the thread only once both verdicts were given: no polling needed.
+      expect(await emu.pending()).toBe(0);
       const ok = await rc.getStatus(good.doc.clave);
       expect(ok.estado).toBe('aceptado');
       const bad = await rc.getStatus(tampered.doc.clave);

@@ -65,8 +65,8 @@ interface EmbeddedEmulator {
   url: string;
   /** Resolves when every document received so far has its verdict. */
   whenIdle(): Promise<void>;
-  /** How long to give `whenIdle()` to answer when only asking whether the emulator is idle now. */
-  idleProbeMs: number;
+  /** True when every document received so far has its verdict (asked now: it does not wait). */
+  isIdle(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -194,7 +194,7 @@ class LocalBackend implements Backend {
         }
         continue;
       }
-      if (this.emulator && state !== 'pendiente' && Date.now() - nudged >= 100 && (await within(this.emulator.whenIdle(), this.emulator.idleProbeMs))) {
+      if (this.emulator && state !== 'pendiente' && Date.now() - nudged >= 100 && (await this.emulator.isIdle())) {
         // The emulator is in this process: once it has decided, query the status now instead of at the
         // worker's next scheduled poll (what Hacienda's callback does for a hosted service).
         await this.nudge(clave);
@@ -320,10 +320,10 @@ class LocalBackend implements Backend {
         // On a thread of its own: the emulator's work (HTTP, state, the analysis of every document) runs beside
         // this event loop, which has the service's work to do (a batch keeps both busy).
         const t = await startEmulatorThread(options);
-        this.emulator = { url: t.url, whenIdle: () => t.whenIdle(), idleProbeMs: 20, close: () => t.close() };
+        this.emulator = { url: t.url, whenIdle: () => t.whenIdle(), isIdle: async () => (await t.pending()) === 0, close: () => t.close() };
       } else {
         const e = await startEmulator(options);
-        this.emulator = { url: e.url, whenIdle: () => e.state.whenIdle(), idleProbeMs: 0, close: () => e.close() };
+        this.emulator = { url: e.url, whenIdle: () => e.state.whenIdle(), isIdle: async () => e.state.pending === 0, close: () => e.close() };
       }
       this.svc.hacienda = { environment: 'local', endpoints: resolveEndpoints('local', { baseUrl: this.emulator.url }) };
     })());

@@ -104,6 +104,8 @@ export interface EmulatorState {
   receptions(): ReceptionSummary[];
   /** Resolves when every received document has its verdict. */
   whenIdle(): Promise<void>;
+  /** Received documents still without a verdict. */
+  readonly pending: number;
   /** Live worker threads validating documents (0 without a pool, and after close). */
   readonly workerThreads: number;
 }
@@ -373,6 +375,9 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
     },
     receptions,
     whenIdle: () => processor.whenIdle(),
+    get pending() {
+      return processor.pendingCount;
+    },
     get workerThreads() {
       return pool?.liveThreads ?? 0;
     },

@@ -7,9 +7,9 @@ export interface ThreadStart {
   processingDelayMs?: number;
 }
 
-export type ThreadRequest = { id: number; type: 'whenIdle' } | { id: number; type: 'close' };
+export type ThreadRequest = { id: number; type: 'whenIdle' } | { id: number; type: 'pending' } | { id: number; type: 'close' };
 
-export type ThreadReply = { type: 'ready'; url: string } | { type: 'failed'; message: string } | { type: 'done'; id: number };
+export type ThreadReply = { type: 'ready'; url: string } | { type: 'failed'; message: string } | { type: 'done'; id: number; pending?: number };
 
 const port = parentPort!;
 const start = workerData as ThreadStart;
@@ -29,6 +29,10 @@ try {
 
 port.on('message', (m: ThreadRequest) => {
   const emu = emulator!;
+  if (m.type === 'pending') {
+    port.postMessage({ type: 'done', id: m.id, pending: emu.state.pending } satisfies ThreadReply);
+    return;
+  }
   const work = m.type === 'whenIdle' ? emu.state.whenIdle() : emu.close();
   work.then(
     () => {

@@ -26,6 +26,8 @@ export interface EmulatorThread {
   readonly url: string;
   /** Resolves when every document received so far has its verdict. */
   whenIdle(): Promise<void>;
+  /** Received documents still without a verdict, asked now (it does not wait for them). */
+  pending(): Promise<number>;
   /** Ends the emulator and its thread (documents being processed stay in the data file for the next start). */
   close(): Promise<void>;
 }
@@ -40,7 +42,7 @@ function tsxEsmApi(): string {
 }
 
 export function startEmulatorThread(opts: EmulatorThreadOptions = {}): Promise<EmulatorThread> {
-  const { filename, execArgv } = workerModule('thread-worker', import.meta.url);
+  const { filename } = workerModule('thread-worker', import.meta.url);
   const start: ThreadStart = {
     ...(opts.dataFile !== undefined ? { dataFile: opts.dataFile } : {}),
     ...(opts.processingDelayMs !== undefined ? { processingDelayMs: opts.processingDelayMs } : {}),
@@ -48,7 +50,7 @@ export function startEmulatorThread(opts: EmulatorThreadOptions = {}): Promise<E
   // From the sources (tsx, vitest) the thread must register tsx before it can load a .ts module (`--import tsx`
   // in a worker's execArgv does not reach a worker's own imports on Node 20): its entry is then a script that
   // registers tsx through its ESM API, then imports the module.
-  const fromSource = execArgv !== undefined;
+  const fromSource = filename.endsWith('.ts');
   const entry = fromSource
     ? `import(${JSON.stringify(tsxEsmApi())}).then((tsx) => { tsx.register(); return import(${JSON.stringify(filename)}); })`
     : new URL(filename);
@@ -60,7 +62,7 @@ export function startEmulatorThread(opts: EmulatorThreadOptions = {}): Promise<E
     stderr: false,
   });
   let nextId = 1;
-  const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  const waiting = new Map<number, { resolve: (pending: number | undefined) => void; reject: (e: Error) => void }>();
   let failure: Error | undefined;
   let exited = false;
   const failAll = (e: Error) => {
@@ -82,7 +84,7 @@ export function startEmulatorThread(opts: EmulatorThreadOptions = {}): Promise<E
       } else {
         const w = waiting.get(m.id);
         waiting.delete(m.id);
-        w?.resolve();
+        w?.resolve(m.pending);
       }
     });
     worker.on('error', (e) => {
@@ -97,10 +99,10 @@ export function startEmulatorThread(opts: EmulatorThreadOptions = {}): Promise<E
     });
   });
 
-  function request(req: Omit<ThreadRequest, 'id'>): Promise<void> {
+  function request(req: Omit<ThreadRequest, 'id'>): Promise<number | undefined> {
     if (failure) return Promise.reject(failure);
     const id = nextId++;
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<number | undefined>((resolve, reject) => {
       waiting.set(id, { resolve, reject });
       worker.postMessage({ ...req, id } as ThreadRequest);
     });
@@ -110,7 +112,8 @@ export function startEmulatorThread(opts: EmulatorThreadOptions = {}): Promise<E
     let closing: Promise<void> | undefined;
     return {
       url,
-      whenIdle: () => request({ type: 'whenIdle' }),
+      whenIdle: () => request({ type: 'whenIdle' }).then(() => undefined),
+      pending: () => request({ type: 'pending' }).then((n) => n ?? 0),
       close: () =>
         (closing ??= (async () => {
           if (exited) return;
