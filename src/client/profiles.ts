@@ -2,8 +2,11 @@
  * Profiles: where the CLI verbs go. A profile is local (the service in-process on a data dir) or remote (a hosted
  * instance: its auth server and client API). Stored with conf as `{profiles: {NAME: {...}}}` in `config.json` of
  * the config dir, which follows the injected environment (XDG_CONFIG_HOME, HOME) so tests use a temp HOME.
+ * Every command reads its profile, few write one: reading is a plain JSON read of conf's file (conf's import
+ * graph, with ajv, costs about 100 ms of start-up), and conf is loaded only to write (atomic write, mode 0600).
  * The profile in use: `--profile NAME`, else FECR_PROFILE, else "default"; an unconfigured profile is local.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { z } from 'zod';
@@ -145,27 +148,20 @@ interface ConfigShape {
   [key: string]: unknown;
 }
 
-/** Minimal view of a conf store (keeps conf's types out of the API). */
-interface ConfLike {
-  get(key: 'profiles'): Record<string, StoredProfile> | undefined;
-  set(key: 'profiles', value: Record<string, StoredProfile>): void;
-  readonly path: string;
-}
-
 /** The profiles file of a config dir. Construct with `openProfiles`. */
 export class ProfileStore {
-  constructor(
-    private readonly conf: ConfLike,
-    readonly dir: string,
-  ) {}
-
   /** The config file's path. */
-  get file(): string {
-    return this.conf.path;
+  readonly file: string;
+
+  constructor(
+    private config: ConfigShape,
+    readonly dir: string,
+  ) {
+    this.file = path.join(dir, CONFIG_FILE);
   }
 
   all(): Record<string, StoredProfile> {
-    const p = this.conf.get('profiles');
+    const p = this.config.profiles;
     return p && typeof p === 'object' ? { ...p } : {};
   }
 
@@ -175,30 +171,34 @@ export class ProfileStore {
   }
 
   /** Sets a key (the value checked and normalised with `checkValue`); returns the stored value. */
-  set(name: string, key: string, value: string, cwd: string): string {
+  async set(name: string, key: string, value: string, cwd: string): Promise<string> {
     const v = checkValue(key, value, cwd);
     const all = this.all();
     all[name] = { ...(all[name] ?? {}), [key]: v };
-    this.write(all);
+    await this.write(all);
     return v;
   }
 
   /** Removes a key; true when it was set. */
-  unset(name: string, key: string): boolean {
+  async unset(name: string, key: string): Promise<boolean> {
     if (!(PROFILE_KEYS as string[]).includes(key)) throw new UsageError(`unknown key "${key}" (keys: ${PROFILE_KEYS.join(', ')})`);
     const all = this.all();
     const p = all[name];
     if (!p || !(key in p)) return false;
     const { [key as ProfileKey]: _gone, ...rest } = p;
     all[name] = rest;
-    this.write(all);
+    await this.write(all);
     return true;
   }
 
-  private write(all: Record<string, StoredProfile>): void {
+  private async write(all: Record<string, StoredProfile>): Promise<void> {
+    const { default: Conf } = await import('conf');
     try {
-      this.conf.set('profiles', all);
+      const conf = new Conf<ConfigShape>({ cwd: this.dir, configName: 'config', accessPropertiesByDotNotation: false, configFileMode: 0o600 });
+      conf.set('profiles', all);
+      this.config = { ...this.config, profiles: all };
     } catch (e) {
+      if (e instanceof SyntaxError) throw new UserError(`${this.file}: invalid JSON (${e.message}); fix or remove it`);
       const code = (e as NodeJS.ErrnoException).code;
       if (code) throw new UserError(`${this.file}: cannot write (${code})`);
       throw e;
@@ -210,20 +210,30 @@ export class ProfileStore {
   }
 }
 
-/** Opens (creating nothing until the first write) the profiles of the config dir of `env`. */
+const CONFIG_FILE = 'config.json';
+
+/** Opens the profiles of the config dir of `env` (creating nothing until the first write). */
 export async function openProfiles(env: Record<string, string | undefined>): Promise<ProfileStore> {
   const dir = configDir(env);
-  const { default: Conf } = await import('conf');
+  const file = path.join(dir, CONFIG_FILE);
+  let text: string;
   try {
-    const conf = new Conf<ConfigShape>({ cwd: dir, configName: 'config', accessPropertiesByDotNotation: false, configFileMode: 0o600 });
-    return new ProfileStore(conf as unknown as ConfLike, dir);
+    text = readFileSync(file, 'utf8');
   } catch (e) {
-    const file = path.join(dir, 'config.json');
-    if (e instanceof SyntaxError) throw new UserError(`${file}: invalid JSON (${e.message}); fix or remove it`);
     const code = (e as NodeJS.ErrnoException).code;
-    if (code) throw new UserError(`${file}: cannot read (${code})`);
-    throw e;
+    if (code === 'ENOENT') return new ProfileStore({}, dir);
+    throw new UserError(`${file}: cannot read (${code ?? 'error'})`);
   }
+  // conf treats an empty file as an empty config.
+  if (text.trim() === '') return new ProfileStore({}, dir);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new UserError(`${file}: invalid JSON (${(e as Error).message}); fix or remove it`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UserError(`${file}: not a JSON object; fix or remove it`);
+  return new ProfileStore(parsed as ConfigShape, dir);
 }
 
 /** A profile in use: its name, what it says, and the config dir it came from. */

@@ -3,7 +3,6 @@
  * (URL + Standard Webhooks signing secret, sealed at rest). `verifyCredentials` runs exactly one argon2 verify
  * whatever the outcome, so an unknown, disabled or wrong-password login takes the same time.
  */
-import { hash, verify } from '@node-rs/argon2';
 import type { Store } from '../store/index.js';
 import type { Account as AccountRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
@@ -102,14 +101,19 @@ function checkWebhookUrl(url: string): void {
   if (u.username || u.password) throw new AccountError('invalid_webhook_url', 'the webhook URL must not carry credentials');
 }
 
-export function hashPassword(password: string): Promise<string> {
-  return hash(password, ARGON2_OPTIONS);
+/** argon2 (a native addon) is loaded on the first hash or verify: most local commands never need it. */
+function argon2(): Promise<typeof import('@node-rs/argon2')> {
+  return import('@node-rs/argon2');
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  return (await argon2()).hash(password, ARGON2_OPTIONS);
 }
 
 let dummyHash: Promise<string> | undefined;
 /** A hash with the same parameters as real ones, of a password nobody knows; verified when there is no account. */
 function getDummyHash(ctx: ServiceContext): Promise<string> {
-  dummyHash ??= hash(ctx.randomBytes(32).toString('base64'), ARGON2_OPTIONS);
+  dummyHash ??= hashPassword(ctx.randomBytes(32).toString('base64'));
   return dummyHash;
 }
 
@@ -120,7 +124,7 @@ export async function warmUpCredentialChecks(ctx: ServiceContext): Promise<void>
 
 async function safeVerify(hashed: string, password: string): Promise<boolean> {
   try {
-    return await verify(hashed, password);
+    return await (await argon2()).verify(hashed, password);
   } catch {
     return false;
   }

@@ -6,7 +6,7 @@
  */
 import { parseIssuer } from '../core/document.js';
 import type { IssuerRecord } from '../core/input/schema.js';
-import { loadP12, SigningError, validityAt, type SigningCredentials } from '../core/sign/p12.js';
+import { credentialsFromKeyPair, exportKeyPair, loadP12, SigningError, validityAt, type SigningCredentials, type SigningKeyPair } from '../core/sign/p12.js';
 import type { Issuer } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
@@ -19,6 +19,12 @@ export interface IssuerSecrets {
   claveHacienda: string;
   pinCertificado: string;
   certificadoHacienda: string;
+  /**
+   * The key and certificates the .p12 holds, decoded once at registration (PKCS#8 and X.509 DER). Opening a
+   * .p12 is PKCS#12 key derivation in JavaScript (~60 ms, and garbage); every later signing process uses this.
+   * Sealed with the .p12 and its PIN, which give the same key. Absent in issuers saved before it existed.
+   */
+  signingKey?: SigningKeyPair;
 }
 
 /** The issuer lookup: exactly the spec's six fields. */
@@ -57,12 +63,12 @@ export async function registerIssuer(ctx: ServiceContext, accountId: number, bod
   if (await findIssuer(ctx, accountId, issuer.identificacion)) {
     throw alreadyRegistered(issuer.identificacion);
   }
-  checkCertificate(issuer, new Date(ctx.now()));
+  const creds = checkCertificate(issuer, new Date(ctx.now()));
   const now = ctx.now();
   try {
     await ctx.store.db
       .insertInto('issuers')
-      .values({ account_id: accountId, identificacion: issuer.identificacion, ...sealed(ctx, accountId, issuer), created_at: now, updated_at: now })
+      .values({ account_id: accountId, identificacion: issuer.identificacion, ...sealed(ctx, accountId, issuer, creds), created_at: now, updated_at: now })
       .execute();
   } catch (e) {
     if (isUniqueViolation(e)) throw alreadyRegistered(issuer.identificacion);
@@ -78,7 +84,7 @@ export async function registerIssuer(ctx: ServiceContext, accountId: number, bod
  */
 export async function updateIssuer(ctx: ServiceContext, accountId: number, body: unknown): Promise<SaveIssuerResult> {
   const issuer = validIssuer(body);
-  checkCertificate(issuer, new Date(ctx.now()));
+  const creds = checkCertificate(issuer, new Date(ctx.now()));
   for (let attempt = 0; ; attempt++) {
     const existing = await findIssuer(ctx, accountId, issuer.identificacion);
     const now = ctx.now();
@@ -87,7 +93,7 @@ export async function updateIssuer(ctx: ServiceContext, accountId: number, body:
       const updatedAt = Math.max(now, existing.updated_at + 1);
       await ctx.store.db
         .updateTable('issuers')
-        .set({ ...sealed(ctx, accountId, issuer), updated_at: updatedAt })
+        .set({ ...sealed(ctx, accountId, issuer, creds), updated_at: updatedAt })
         .where('id', '=', existing.id)
         .execute();
       ctx.logger.info({ accountId, identificacion: issuer.identificacion }, 'issuer updated');
@@ -96,7 +102,7 @@ export async function updateIssuer(ctx: ServiceContext, accountId: number, body:
     try {
       await ctx.store.db
         .insertInto('issuers')
-        .values({ account_id: accountId, identificacion: issuer.identificacion, ...sealed(ctx, accountId, issuer), created_at: now, updated_at: now })
+        .values({ account_id: accountId, identificacion: issuer.identificacion, ...sealed(ctx, accountId, issuer, creds), created_at: now, updated_at: now })
         .execute();
       ctx.logger.info({ accountId, identificacion: issuer.identificacion }, 'issuer registered (update of an unknown issuer)');
       return { identificacion: issuer.identificacion, created: true };
@@ -156,8 +162,9 @@ const CACHE_LIMIT = 1_000;
 const signingCache = new WeakMap<ServiceContext, Map<number, CacheEntry>>();
 
 /**
- * The issuer with its secrets and opened .p12, or null when the account has no such issuer. Opening a .p12
- * costs ~50 ms, so the result is cached in process per issuer id and updated_at. Throws ServiceError 400
+ * The issuer with its secrets and signing credentials, or null when the account has no such issuer. The
+ * credentials come from the key sealed at registration (or, for issuers saved before that, from opening the
+ * .p12: ~60 ms), and are cached in process per issuer id and updated_at. Throws ServiceError 400
  * when the stored certificate no longer opens or is not valid now (e.g. it expired after registration).
  */
 export async function loadIssuerForSigning(
@@ -181,11 +188,11 @@ export function issuerForSigning(ctx: ServiceContext, row: Issuer): IssuerForSig
     if (validity !== 'valid') throw certificateProblem(new SigningError(validity === 'expired' ? 'CERT_EXPIRED' : 'CERT_NOT_YET_VALID', validity), hit.value.creds, true);
     return hit.value;
   }
-  const secrets = ctx.secrets.openJson<IssuerSecrets>(row.secrets_enc, issuerSecretsContext(row.account_id, row.identificacion));
+  const { signingKey, ...secrets } = ctx.secrets.openJson<IssuerSecrets>(row.secrets_enc, issuerSecretsContext(row.account_id, row.identificacion));
   const record: IssuerRecord = { ...(JSON.parse(row.record_json) as StoredIssuerRecord), ...secrets };
   let creds: SigningCredentials;
   try {
-    creds = loadP12(p12Bytes(secrets.certificadoHacienda), secrets.pinCertificado, now);
+    creds = signingKey ? credentialsFromKeyPair(signingKey, now) : loadP12(p12Bytes(secrets.certificadoHacienda), secrets.pinCertificado, now);
   } catch (e) {
     throw certificateProblem(e, undefined, true);
   }
@@ -214,9 +221,9 @@ function normalizeId(identificacion: string | number): string {
   return String(identificacion).trim();
 }
 
-function sealed(ctx: ServiceContext, accountId: number, issuer: IssuerRecord): { record_json: string; secrets_enc: string } {
+function sealed(ctx: ServiceContext, accountId: number, issuer: IssuerRecord, creds: SigningCredentials): { record_json: string; secrets_enc: string } {
   const { claveHacienda, pinCertificado, certificadoHacienda, ...record } = issuer;
-  const secrets: IssuerSecrets = { claveHacienda, pinCertificado, certificadoHacienda };
+  const secrets: IssuerSecrets = { claveHacienda, pinCertificado, certificadoHacienda, signingKey: exportKeyPair(creds) };
   return {
     record_json: JSON.stringify(record satisfies StoredIssuerRecord),
     secrets_enc: ctx.secrets.sealJson(secrets, issuerSecretsContext(accountId, issuer.identificacion)),

@@ -34,14 +34,14 @@ export async function get(ctx: Ctx, key: string): Promise<void> {
 export async function set(ctx: Ctx, key: string, value: string): Promise<void> {
   const name = await profileName(ctx);
   const store = await openProfiles(ctx.io.env);
-  const v = store.set(name, key, value, ctx.io.cwd);
+  const v = await store.set(name, key, value, ctx.io.cwd);
   info(ctx, `profile "${name}": ${key} = ${v}`);
 }
 
 export async function unset(ctx: Ctx, key: string): Promise<void> {
   const name = await profileName(ctx);
   const store = await openProfiles(ctx.io.env);
-  const was = store.unset(name, key);
+  const was = await store.unset(name, key);
   info(ctx, was ? `profile "${name}": ${key} removed` : `profile "${name}": ${key} was not set`);
 }
 

@@ -166,9 +166,9 @@ async function demoProfile(ctx: Ctx, flag: string | undefined): Promise<{ name: 
   const store = await openProfiles(ctx.io.env);
   if (!chosen && Object.keys(store.stored(name)).length === 0) {
     const dir = demoDataDir(ctx.io.env);
-    store.set(name, 'mode', 'local', ctx.io.cwd);
-    store.set(name, 'env', 'local', ctx.io.cwd);
-    store.set(name, 'dataDir', dir, ctx.io.cwd);
+    await store.set(name, 'mode', 'local', ctx.io.cwd);
+    await store.set(name, 'env', 'local', ctx.io.cwd);
+    await store.set(name, 'dataDir', dir, ctx.io.cwd);
     info(ctx, `created profile "${name}" in ${store.file}`);
   }
   const profile = store.resolve(name);

@@ -64,7 +64,7 @@ export async function login(ctx: Ctx, opts: LoginFlags): Promise<void> {
     if (res.status === 200 && typeof body?.token === 'string') {
       const session = await decodeSession(ctx, body.token, 'keychain');
       const where = await saveToken({ env: ctx.io.env, configDir: active.configDir, warn: (l) => writeLine(ctx.io.stderr, l) }, name, body.token);
-      if (base !== profile.base) (await openProfiles(ctx.io.env)).set(name, 'base', base, ctx.io.cwd);
+      if (base !== profile.base) await (await openProfiles(ctx.io.env)).set(name, 'base', base, ctx.io.cwd);
       const until = session.claims.exp ? ` until ${new Date(session.claims.exp * 1000).toISOString()}` : '';
       info(ctx, `logged in to ${profile.authUrl} as ${base} (profile "${name}", token in the ${where === 'keychain' ? 'OS keychain' : 'file'})${until}`);
       if (ctx.io.env.FECR_TOKEN) info(ctx, 'note: FECR_TOKEN is set in the environment and overrides the stored token');

@@ -4,7 +4,8 @@
  * native Node KeyObject so signing runs in OpenSSL, not in JavaScript.
  */
 import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
-import forge from 'node-forge';
+import { createRequire } from 'node:module';
+import type Forge from 'node-forge';
 import { certificateInfo, type CertificateInfo } from './cert.js';
 
 export type { CertificateInfo, TipoIdentificacionFirmante } from './cert.js';
@@ -60,19 +61,17 @@ export function loadP12(p12: Buffer, pin: string, now: Date): SigningCredentials
   if (!opened.privateKey) {
     throw new SigningError('NO_PRIVATE_KEY', 'The .p12 file holds no private key, so it cannot sign.');
   }
-  const creds = credentials(opened.privateKey, opened.leaf, opened.chain);
+  return validAt(credentials(opened.privateKey, opened.leaf, opened.chain), now);
+}
+
+/** The credentials when their certificate is valid at `now`; SigningError CERT_EXPIRED / CERT_NOT_YET_VALID otherwise. */
+function validAt(creds: SigningCredentials, now: Date): SigningCredentials {
   const validity = validityAt(creds.certificate, now);
   if (validity === 'expired') {
-    throw new SigningError(
-      'CERT_EXPIRED',
-      `The signing certificate expired on ${creds.certificate.notAfter.toISOString()}; request a new one.`,
-    );
+    throw new SigningError('CERT_EXPIRED', `The signing certificate expired on ${creds.certificate.notAfter.toISOString()}; request a new one.`);
   }
   if (validity === 'not-yet-valid') {
-    throw new SigningError(
-      'CERT_NOT_YET_VALID',
-      `The signing certificate is not valid until ${creds.certificate.notBefore.toISOString()}.`,
-    );
+    throw new SigningError('CERT_NOT_YET_VALID', `The signing certificate is not valid until ${creds.certificate.notBefore.toISOString()}.`);
   }
   return creds;
 }
@@ -117,14 +116,59 @@ export function credentials(privateKey: KeyObject, certificateDer: Buffer, chain
   };
 }
 
+/** The key and certificates of a .p12 once opened, as base64 DER: PKCS#8 key, signing certificate, chain. */
+export interface SigningKeyPair {
+  keyPkcs8: string;
+  certificate: string;
+  chain: string[];
+}
+
+/** What to keep of opened credentials so that signing later needs no .p12 decoding (keep it sealed). */
+export function exportKeyPair(creds: SigningCredentials): SigningKeyPair {
+  return {
+    keyPkcs8: (creds.privateKey.export({ format: 'der', type: 'pkcs8' }) as Buffer).toString('base64'),
+    certificate: creds.certificateBase64,
+    chain: creds.chain.map((c) => c.toString('base64')),
+  };
+}
+
+/**
+ * Credentials from an exported key pair, checked as loadP12 checks them: the key is RSA and matches the
+ * certificate, and the certificate is valid at `now` (SigningError otherwise).
+ */
+export function credentialsFromKeyPair(pair: SigningKeyPair, now: Date): SigningCredentials {
+  let privateKey: KeyObject;
+  let certificateDer: Buffer;
+  try {
+    privateKey = createPrivateKey({ key: Buffer.from(pair.keyPkcs8, 'base64'), format: 'der', type: 'pkcs8' });
+    certificateDer = Buffer.from(pair.certificate, 'base64');
+    if (!new X509Certificate(certificateDer).checkPrivateKey(privateKey)) throw new Error('the key does not match the certificate');
+  } catch (e) {
+    if (e instanceof SigningError) throw e;
+    throw new SigningError('BAD_P12', `The stored signing key cannot be read: ${message(e)}`, { cause: e });
+  }
+  return validAt(credentials(privateKey, certificateDer, pair.chain.map((c) => Buffer.from(c, 'base64'))), now);
+}
+
 interface OpenedP12 {
   privateKey?: KeyObject;
   leaf: Buffer;
   chain: Buffer[];
 }
 
+/**
+ * node-forge (1.6 MB of JavaScript, ~40 ms to load) is needed only to open a .p12: at registration, and for
+ * issuers saved before their key was sealed decoded (see SigningKeyPair). It is loaded on first use.
+ */
+let forgeModule: typeof Forge | undefined;
+function forgeLib(): typeof Forge {
+  forgeModule ??= createRequire(import.meta.url)('node-forge') as typeof Forge;
+  return forgeModule;
+}
+
 function openP12(p12: Buffer, pin: string): OpenedP12 {
-  let pfxAsn1: forge.asn1.Asn1;
+  const forge = forgeLib();
+  let pfxAsn1: Forge.asn1.Asn1;
   try {
     pfxAsn1 = forge.asn1.fromDer(forge.util.createBuffer(p12.toString('binary')), false);
   } catch (e) {
@@ -134,9 +178,9 @@ function openP12(p12: Buffer, pin: string): OpenedP12 {
 
   // forge keeps only its own re-encoding of each certificate; record the exact DER it decodes instead.
   const certDer = new WeakMap<object, Buffer>();
-  const pki = forge.pki as unknown as { certificateFromAsn1: (obj: forge.asn1.Asn1, computeHash?: boolean) => object };
+  const pki = forge.pki as unknown as { certificateFromAsn1: (obj: Forge.asn1.Asn1, computeHash?: boolean) => object };
   const original = pki.certificateFromAsn1;
-  const parse = (pfx: forge.asn1.Asn1, password: string): forge.pkcs12.Pkcs12Pfx => {
+  const parse = (pfx: Forge.asn1.Asn1, password: string): Forge.pkcs12.Pkcs12Pfx => {
     try {
       pki.certificateFromAsn1 = (obj, computeHash) => {
         const cert = original(obj, computeHash);
@@ -150,14 +194,14 @@ function openP12(p12: Buffer, pin: string): OpenedP12 {
   };
   const isMacError = (e: unknown) => /MAC could not be verified|invalid password/i.test(message(e));
 
-  let parsed: forge.pkcs12.Pkcs12Pfx;
+  let parsed: Forge.pkcs12.Pkcs12Pfx;
   try {
     parsed = parse(pfxAsn1, pin);
   } catch (e) {
     // forge checks the MAC (password as BMPString, right for any PIN) before decrypting, but feeds PBES2
     // (AES) decryption the PIN's UTF-16 code units where OpenSSL uses its UTF-8 bytes. For a non-ASCII
     // PIN whose MAC was verified, decrypt again with the UTF-8 bytes (MAC already checked, so dropped).
-    let retried: forge.pkcs12.Pkcs12Pfx | undefined;
+    let retried: Forge.pkcs12.Pkcs12Pfx | undefined;
     if (!isMacError(e) && /[^\x00-\x7f]/.test(pin) && Array.isArray(pfxAsn1.value)) {
       const withoutMac = forge.asn1.create(forge.asn1.Class.UNIVERSAL, forge.asn1.Type.SEQUENCE, true, pfxAsn1.value.slice(0, 2));
       try {
@@ -211,11 +255,13 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-function looksLikePfx(a: forge.asn1.Asn1): boolean {
+function looksLikePfx(a: Forge.asn1.Asn1): boolean {
+  const forge = forgeLib();
   return Array.isArray(a.value) && a.value.length >= 2 && a.type === forge.asn1.Type.SEQUENCE;
 }
 
-function toKeyObject(bag: forge.pkcs12.Bag): KeyObject {
+function toKeyObject(bag: Forge.pkcs12.Bag): KeyObject {
+  const forge = forgeLib();
   try {
     if (bag.key) return createPrivateKey(forge.pki.privateKeyToPem(bag.key));
     if (bag.asn1) {

@@ -4,7 +4,8 @@
  * that it belongs to the emulator.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import forge from 'node-forge';
+import { createRequire } from 'node:module';
+import type Forge from 'node-forge';
 import type { EmulatorStore } from './store.js';
 
 export interface EmulatorKeys {
@@ -17,7 +18,9 @@ export interface EmulatorKeys {
 
 export const EMULATOR_SIGNER_CN = 'MINISTERIO DE HACIENDA (SELLO ELECTRONICO) (EMULADOR FECR)';
 
+/** Once per emulator data file: node-forge (~40 ms to load) is required only then. */
 function makeCertificate(privateKeyPem: string, publicKeyPem: string, now: number): string {
+  const forge = createRequire(import.meta.url)('node-forge') as typeof Forge;
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicKeyPem);
   cert.serialNumber = '01' + randomBytes(8).toString('hex');
