@@ -16,7 +16,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
 }
 let cli;
 try {
-  cli = await import('../dist/cli/program.js');
+  // dist/cli/shell.js: the command tree in one file (scripts/bundle.mjs); program.js when only tsc has run.
+  const { existsSync } = await import('node:fs');
+  cli = existsSync(new URL('../dist/cli/shell.js', import.meta.url)) ? await import('../dist/cli/shell.js') : await import('../dist/cli/program.js');
 } catch (e) {
   if (e && e.code === 'ERR_MODULE_NOT_FOUND' && String(e.message).includes('dist')) {
     process.stderr.write('error: fecr is not built yet: run "npm run build" in the fecr folder\n');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identificacionFromSerialNumber } from '../src/core/sign/cert.js';
-import { describeP12, loadP12, SigningError, type SigningErrorCode } from '../src/core/sign/p12.js';
+import { credentialsFromKeyPair, describeP12, exportKeyPair, loadP12, SigningError, type SigningErrorCode } from '../src/core/sign/p12.js';
 import { createTestP12, subjectSerialNumberFor } from '../src/core/sign/testcert.js';
 
 // A minute ahead: OpenSSL-made certificates start at the second they are created.
@@ -226,6 +226,31 @@ describe('createTestP12', () => {
     } catch (e) {
       expect((e as Error).message).toMatch(/expired on \d{4}-\d{2}-\d{2}/);
     }
+  });
+});
+
+describe('exportKeyPair / credentialsFromKeyPair (what an issuer keeps sealed instead of re-opening its .p12)', () => {
+  it('round-trips to the same credentials, chain included, and they sign', () => {
+    const creds = loadP12(createTestP12({ id: '3101123456', type: '02', pin: PIN }), PIN, NOW);
+    const pair = exportKeyPair(creds);
+    const again = credentialsFromKeyPair(JSON.parse(JSON.stringify(pair)), NOW);
+    expect(again.certificateDer.equals(creds.certificateDer)).toBe(true);
+    expect(again.chain.map((c) => c.toString('base64'))).toEqual(creds.chain.map((c) => c.toString('base64')));
+    expect(again.chain.length).toBeGreaterThan(0);
+    expect(again.certificate).toEqual(creds.certificate);
+    expect(again.rsaKeyValue).toEqual(creds.rsaKeyValue);
+    expect(signsAndVerifies(again)).toBe(true);
+  });
+
+  it('checks validity at the instant of use and that the key belongs to the certificate', () => {
+    const day = 86_400_000;
+    const expiring = createTestP12({ id: '3101123456', type: '02', pin: PIN, notBefore: new Date(NOW.getTime() - day), notAfter: new Date(NOW.getTime() + day) });
+    const pair = exportKeyPair(loadP12(expiring, PIN, NOW));
+    expect(codeOf(() => credentialsFromKeyPair(pair, new Date(NOW.getTime() + 2 * day)))).toBe('CERT_EXPIRED');
+    expect(codeOf(() => credentialsFromKeyPair(pair, new Date(NOW.getTime() - 2 * day)))).toBe('CERT_NOT_YET_VALID');
+    const other = exportKeyPair(loadP12(createTestP12({ id: '3101123456', type: '02', pin: PIN }), PIN, NOW));
+    expect(codeOf(() => credentialsFromKeyPair({ ...pair, keyPkcs8: other.keyPkcs8 }, NOW))).toBe('BAD_P12');
+    expect(codeOf(() => credentialsFromKeyPair({ ...pair, keyPkcs8: 'bm90IGEga2V5' }, NOW))).toBe('BAD_P12');
   });
 });
 

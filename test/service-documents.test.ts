@@ -1,7 +1,8 @@
 // Issuers, submissions, files and lookups as use cases (no HTTP): real SQLite file, real .p12, real emulator.
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, randomBytes } from 'node:crypto';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadP12 } from '../src/core/sign/p12.js';
 import { verifyXades } from '../src/core/sign/verify.js';
 import { createTestP12 } from '../src/core/sign/testcert.js';
 import { startEmulator, type RunningEmulator } from '../src/hacienda/index.js';
@@ -87,8 +88,15 @@ describe('issuers', () => {
       expect(row.record_json).not.toContain(secret);
       expect(row.secrets_enc).not.toContain(secret);
     }
-    const secrets = t.ctx.secrets.openJson<IssuerSecrets>(row.secrets_enc, issuerSecretsContext(accountA, '3101123456'));
+    const { signingKey, ...secrets } = t.ctx.secrets.openJson<IssuerSecrets>(row.secrets_enc, issuerSecretsContext(accountA, '3101123456'));
     expect(secrets).toEqual({ claveHacienda: issuerBody.claveHacienda, pinCertificado: PIN, certificadoHacienda: issuerBody.certificadoHacienda });
+    // Sealed beside them: the .p12's own key and certificates, decoded once (signing needs no PKCS#12 derivation).
+    const fromP12 = loadP12(p12, PIN, new Date());
+    expect(signingKey!.certificate).toBe(fromP12.certificateBase64);
+    expect(signingKey!.chain).toEqual(fromP12.chain.map((c) => c.toString('base64')));
+    const key = createPrivateKey({ key: Buffer.from(signingKey!.keyPkcs8, 'base64'), format: 'der', type: 'pkcs8' });
+    expect(key.export({ format: 'jwk' })).toEqual(fromP12.privateKey.export({ format: 'jwk' }));
+    expect(row.secrets_enc).not.toContain(signingKey!.keyPkcs8.slice(0, 40));
     // Another context (another account) cannot open them.
     expect(() => t.ctx.secrets.open(row.secrets_enc, issuerSecretsContext(accountB, '3101123456'))).toThrow();
   });
@@ -184,6 +192,26 @@ describe('issuers', () => {
     // The update runs the same certificate check.
     const e = await serviceError(updateIssuer(t.ctx, accountA, { ...issuerBody, pinCertificado: 'mal' }));
     expect(e.message).toBe('El PIN del certificado es incorrecto');
+  });
+
+  it('an issuer saved before its key was sealed decoded still signs (from its .p12), with the same credentials', async () => {
+    const row = await t.ctx.store.db.selectFrom('issuers').selectAll().where('account_id', '=', accountB).executeTakeFirstOrThrow();
+    const context = issuerSecretsContext(accountB, row.identificacion);
+    const { signingKey, ...legacy } = t.ctx.secrets.openJson<IssuerSecrets>(row.secrets_enc, context);
+    expect(signingKey).toBeDefined();
+    const fresh = await loadIssuerForSigning(t.ctx, accountB, row.identificacion);
+    await t.ctx.store.db
+      .updateTable('issuers')
+      .set({ secrets_enc: t.ctx.secrets.sealJson(legacy, context), updated_at: row.updated_at + 1 })
+      .where('id', '=', row.id)
+      .execute();
+    const old = await loadIssuerForSigning(t.ctx, accountB, row.identificacion);
+    expect(old).not.toBe(fresh);
+    expect(old!.creds.certificateBase64).toBe(fresh!.creds.certificateBase64);
+    expect(old!.creds.rsaKeyValue).toEqual(fresh!.creds.rsaKeyValue);
+    expect(old!.creds.privateKey.export({ format: 'jwk' })).toEqual(fresh!.creds.privateKey.export({ format: 'jwk' }));
+    expect(old!.record.claveHacienda).toBe(issuerBody.claveHacienda);
+    expect(old!.record).not.toHaveProperty('signingKey');
   });
 });
 

@@ -59,7 +59,7 @@ export function sessionExpired(ctx: Ctx): never {
 
 /** Decodes a token's payload; a token that is not a JWT is an authentication error. */
 export async function decodeSession(ctx: Ctx, token: string, source: TokenSource): Promise<Session> {
-  const { decodeJwt } = await import('jose');
+  const { decodeJwt } = await import('#jose');
   let claims: SessionClaims;
   try {
     claims = decodeJwt(token) as SessionClaims;

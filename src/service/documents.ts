@@ -10,7 +10,7 @@ import { findingsFromZod } from '../core/input/findings.js';
 import { DocumentBody } from '../core/input/schema.js';
 import type { DocumentKind } from '../core/model.js';
 import { money } from '../core/money.js';
-import type { Insertable } from 'kysely';
+import type { Insertable } from '#kysely';
 import type { DocumentRow, DocumentsTable, DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { findIssuer, issuerForSigning, isUniqueViolation } from './issuers.js';

@@ -7,7 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { Kysely, SqliteDialect, type SqliteDatabase } from '#kysely';
 import { migrate, type Store } from './store.js';
 import type { Database } from './schema.js';
 import type { OpenPostgresOptions } from './postgres.js';

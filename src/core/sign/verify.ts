@@ -6,7 +6,7 @@
  */
 import { createHash, createVerify, X509Certificate } from 'node:crypto';
 import { DOMParser } from '@xmldom/xmldom';
-import { XMLValidator } from 'fast-xml-parser';
+import { XMLValidator } from '#fast-xml-parser';
 import { C14nCanonicalization, ExclusiveCanonicalization, SignedXml } from 'xml-crypto';
 import { certificateInfo, type CertificateInfo } from './cert.js';
 import { validityAt } from './p12.js';

@@ -1,0 +1,76 @@
+/**
+ * Build step after tsc (`npm run build`): two esbuild bundles that cut start-up time. Node 20 loads ES modules
+ * file by file (open, stat, compile, link each) and has no compile cache, so many small files cost more than
+ * their code. Figures in docs/benchmarks.md.
+ *
+ * 1. Vendor bundles: each src/vendor/<package>.ts re-exports one npm package; it becomes a single
+ *    dist/vendor/<package>.js. Every module imports these packages as '#<package>' (package.json "imports"),
+ *    so exactly one copy of each is ever loaded (kysely compares its classes with instanceof). kysely alone is
+ *    262 files. Without this step dist/vendor holds tsc's re-exports, which work the same, only slower.
+ * 2. The CLI shell: dist/cli/program.js and the command definitions (dist/commands/<noun>/index.js) become
+ *    dist/cli/shell.js, which bin/fecr.js loads. Everything else stays a separate module, imported from
+ *    the shell by a path relative to it: the shared modules (errors, IO, backends) keep one instance each,
+ *    and each command's run.js is still loaded only when that command runs.
+ */
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const dist = path.join(root, 'dist');
+
+async function vendor() {
+  const entries = readdirSync(path.join(root, 'src/vendor')).filter((f) => f.endsWith('.ts'));
+  await Promise.all(
+    entries.map(async (file) => {
+      const outfile = path.join(dist, 'vendor', file.replace(/\.ts$/, '.js'));
+      await esbuild.build({
+        entryPoints: [path.join(root, 'src/vendor', file)],
+        outfile,
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        logLevel: 'warning',
+        legalComments: 'inline',
+      });
+      // tsc's source map describes the re-export this bundle replaced.
+      rmSync(`${outfile}.map`, { force: true });
+    }),
+  );
+}
+
+async function shell() {
+  const entry = path.join(dist, 'cli/program.js');
+  const outfile = path.join(dist, 'cli/shell.js');
+  const inShell = (file) => file === entry || /[\\/]dist[\\/]commands[\\/][^\\/]+[\\/]index\.js$/.test(file);
+  await esbuild.build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'warning',
+    plugins: [
+      {
+        name: 'fecr-shell',
+        setup(build) {
+          build.onResolve({ filter: /.*/ }, async (args) => {
+            if (args.kind === 'entry-point' || args.pluginData === 'fecr-shell') return undefined;
+            if (!args.path.startsWith('.')) return { path: args.path, external: true };
+            const resolved = await build.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'fecr-shell' });
+            if (resolved.errors.length > 0) return { errors: resolved.errors };
+            if (args.kind !== 'dynamic-import' && inShell(resolved.path)) return { path: resolved.path };
+            let rel = path.relative(path.dirname(outfile), resolved.path).split(path.sep).join('/');
+            if (!rel.startsWith('.')) rel = `./${rel}`;
+            return { path: rel, external: true };
+          });
+        },
+      },
+    ],
+  });
+}
+
+await Promise.all([vendor(), existsSync(path.join(dist, 'cli/program.js')) ? shell() : Promise.resolve()]);
