@@ -19,6 +19,8 @@ import * as esbuild from 'esbuild';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const dist = path.join(root, 'dist');
+/** What both bundles are: ES modules for the Node versions fecr supports. */
+const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning' };
 
 async function vendor() {
   const entries = readdirSync(path.join(root, 'src/vendor')).filter((f) => f.endsWith('.ts'));
@@ -26,13 +28,9 @@ async function vendor() {
     entries.map(async (file) => {
       const outfile = path.join(dist, 'vendor', file.replace(/\.ts$/, '.js'));
       await esbuild.build({
+        ...common,
         entryPoints: [path.join(root, 'src/vendor', file)],
         outfile,
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: 'node20',
-        logLevel: 'warning',
         legalComments: 'inline',
       });
       // tsc's source map describes the re-export this bundle replaced.
@@ -46,13 +44,9 @@ async function shell() {
   const outfile = path.join(dist, 'cli/shell.js');
   const inShell = (file) => file === entry || /[\\/]dist[\\/]commands[\\/][^\\/]+[\\/]index\.js$/.test(file);
   await esbuild.build({
+    ...common,
     entryPoints: [entry],
     outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    logLevel: 'warning',
     plugins: [
       {
         name: 'fecr-shell',
