@@ -16,9 +16,11 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
 }
 let cli;
 try {
-  // dist/cli/shell.js: the command tree in one file (scripts/bundle.mjs); program.js when only tsc has run.
-  const { existsSync } = await import('node:fs');
-  cli = existsSync(new URL('../dist/cli/shell.js', import.meta.url)) ? await import('../dist/cli/shell.js') : await import('../dist/cli/program.js');
+  // dist/cli/shell.js: the command tree in one file (scripts/bundle.mjs); program.js when only tsc has run
+  // since (no shell, or one older than program.js, e.g. under `tsc --watch`).
+  const { statSync } = await import('node:fs');
+  const mtime = (f) => statSync(new URL(f, import.meta.url), { throwIfNoEntry: false })?.mtimeMs ?? -1;
+  cli = mtime('../dist/cli/shell.js') >= mtime('../dist/cli/program.js') ? await import('../dist/cli/shell.js') : await import('../dist/cli/program.js');
 } catch (e) {
   if (e && e.code === 'ERR_MODULE_NOT_FOUND' && String(e.message).includes('dist')) {
     process.stderr.write('error: fecr is not built yet: run "npm run build" in the fecr folder\n');
