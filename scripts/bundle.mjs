@@ -7,8 +7,9 @@
  *    dist/vendor/<package>.js. Every module imports these packages as '#<package>' (package.json "imports"),
  *    so exactly one copy of each is ever loaded (kysely compares its classes with instanceof). kysely alone is
  *    262 files. Without this step dist/vendor holds tsc's re-exports, which work the same, only slower.
- * 2. The CLI shell: dist/cli/program.js and the command definitions (dist/commands/<noun>/index.js) become
- *    dist/cli/shell.js, which bin/fecr.js loads. Everything else stays a separate module, imported from
+ * 2. The CLI shell: dist/cli/program.js, the command definitions (dist/commands/<noun>/index.js) and
+ *    commander become dist/cli/shell.js, which bin/fecr.js loads (commander imported from an ES module would
+ *    otherwise make Node 20 scan its CommonJS source for export names at every start). Everything else stays a separate module, imported from
  *    the shell by a path relative to it: the shared modules (errors, IO, backends) keep one instance each,
  *    and each command's run.js is still loaded only when that command runs.
  */
@@ -19,8 +20,11 @@ import * as esbuild from 'esbuild';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const dist = path.join(root, 'dist');
-/** What both bundles are: ES modules for the Node versions fecr supports. */
-const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning' };
+/**
+ * What both bundles are: ES modules for the Node versions fecr supports, without comments and whitespace (less
+ * source to scan at every start) but with their names (stack traces stay readable).
+ */
+const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', minifyWhitespace: true, minifySyntax: true, logLevel: 'warning' };
 
 async function vendor() {
   const entries = readdirSync(path.join(root, 'src/vendor')).filter((f) => f.endsWith('.ts'));
@@ -42,21 +46,25 @@ async function vendor() {
 async function shell() {
   const entry = path.join(dist, 'cli/program.js');
   const outfile = path.join(dist, 'cli/shell.js');
-  const inShell = (file) => file === entry || /[\\/]dist[\\/]commands[\\/][^\\/]+[\\/]index\.js$/.test(file);
+  const inShell = (file) =>
+    file === entry || /[\\/]dist[\\/]commands[\\/][^\\/]+[\\/]index\.js$/.test(file) || /[\\/]node_modules[\\/]commander[\\/]/.test(file);
   await esbuild.build({
     ...common,
     entryPoints: [entry],
     outfile,
+    // commander is CommonJS: its require() calls of Node's modules need a require in an ES module.
+    banner: { js: "import { createRequire as __fecrCreateRequire } from 'node:module'; const require = __fecrCreateRequire(import.meta.url);" },
     plugins: [
       {
         name: 'fecr-shell',
         setup(build) {
           build.onResolve({ filter: /.*/ }, async (args) => {
             if (args.kind === 'entry-point' || args.pluginData === 'fecr-shell') return undefined;
-            if (!args.path.startsWith('.')) return { path: args.path, external: true };
+            if (args.path.startsWith('node:')) return { path: args.path, external: true };
             const resolved = await build.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'fecr-shell' });
             if (resolved.errors.length > 0) return { errors: resolved.errors };
             if (args.kind !== 'dynamic-import' && inShell(resolved.path)) return { path: resolved.path };
+            if (!args.path.startsWith('.')) return { path: args.path, external: true };
             let rel = path.relative(path.dirname(outfile), resolved.path).split(path.sep).join('/');
             if (!rel.startsWith('.')) rel = `./${rel}`;
             return { path: rel, external: true };

@@ -2,10 +2,9 @@
  * The fecr command tree. Command modules are thin and light to import; each loads its heavy
  * dependencies inside its action, so `fecr --help` and `fecr --version` stay fast.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type * as CommanderModule from 'commander';
+import { Command, CommanderError } from 'commander';
 import { defineAccountCommands } from '../commands/accounts/index.js';
 import { defineBatchCommand } from '../commands/batch/index.js';
 import { defineCertsCommands } from '../commands/certs/index.js';
@@ -27,10 +26,7 @@ import type { Ctx } from './context.js';
 import { EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
 import { processIO, writeLine, type IO } from './io.js';
 
-// commander is CommonJS: required, it loads in about 2 ms; imported from ESM, Node 20 first scans its source
-// for named exports (cjs-module-lexer), which costs about 20 ms of every start, `fecr --help` included.
-const { Command, CommanderError } = createRequire(import.meta.url)('commander') as typeof CommanderModule;
-type Command = CommanderModule.Command;
+const requireHere = createRequire(import.meta.url);
 
 export function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -50,7 +46,8 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<numb
     io,
     debug: argv.includes('--debug'),
     now: opts.now ?? (() => new Date()),
-    randomBytes: opts.randomBytes ?? ((n) => randomBytes(n)),
+    // node:crypto takes ≈ 6 ms to load: only commands that draw random bytes pay for it.
+    randomBytes: opts.randomBytes ?? ((n) => (requireHere('node:crypto') as typeof import('node:crypto')).randomBytes(n)),
   };
   const program = buildProgram(ctx);
   try {
