@@ -7,11 +7,12 @@
  *    dist/vendor/<package>.js. Every module imports these packages as '#<package>' (package.json "imports"),
  *    so exactly one copy of each is ever loaded (kysely compares its classes with instanceof). kysely alone is
  *    262 files. Without this step dist/vendor holds tsc's re-exports, which work the same, only slower.
- * 2. The CLI shell: dist/cli/program.js, the command definitions (dist/commands/<noun>/index.js) and
- *    commander become dist/cli/shell.js, which bin/fecr.js loads (commander imported from an ES module would
- *    otherwise make Node 20 scan its CommonJS source for export names at every start). Everything else stays a separate module, imported from
- *    the shell by a path relative to it: the shared modules (errors, IO, backends) keep one instance each,
- *    and each command's run.js is still loaded only when that command runs.
+ * 2. The CLI shell: dist/cli/program.js, the command definitions (dist/commands/<noun>/index.js), the CLI's
+ *    errors and IO helpers and commander become one CommonJS file, dist/cli/shell.cjs, which bin/fecr.js (also
+ *    CommonJS) requires: `fecr --help` loads two files and never starts Node's ES module loader. Each command's
+ *    code is loaded by the action that runs it, with import() and a path relative to the shell. The shell has
+ *    its own copy of errors.js, so program.ts recognises the error classes of both copies; the one module with
+ *    state shared with the commands (client/select.js) is never part of the shell.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -45,15 +46,20 @@ async function vendor() {
 
 async function shell() {
   const entry = path.join(dist, 'cli/program.js');
-  const outfile = path.join(dist, 'cli/shell.js');
+  const outfile = path.join(dist, 'cli/shell.cjs');
   const inShell = (file) =>
-    file === entry || /[\\/]dist[\\/]commands[\\/][^\\/]+[\\/]index\.js$/.test(file) || /[\\/]node_modules[\\/]commander[\\/]/.test(file);
+    file === entry ||
+    /[\\/]dist[\\/]commands[\\/][^\\/]+[\\/]index\.js$/.test(file) ||
+    /[\\/]dist[\\/]cli[\\/](errors|io)\.js$/.test(file) ||
+    /[\\/]node_modules[\\/]commander[\\/]/.test(file);
   await esbuild.build({
     ...common,
+    // CommonJS, required by bin/fecr.js (CommonJS too): `fecr --help` then never starts Node's ES module loader.
+    format: 'cjs',
     entryPoints: [entry],
     outfile,
-    // commander is CommonJS: its require() calls of Node's modules need a require in an ES module.
-    banner: { js: "import { createRequire as __fecrCreateRequire } from 'node:module'; const require = __fecrCreateRequire(import.meta.url);" },
+    define: { 'import.meta.url': '__fecrModuleUrl' },
+    banner: { js: "const __fecrModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
     plugins: [
       {
         name: 'fecr-shell',
@@ -64,6 +70,7 @@ async function shell() {
             const resolved = await build.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'fecr-shell' });
             if (resolved.errors.length > 0) return { errors: resolved.errors };
             if (args.kind !== 'dynamic-import' && inShell(resolved.path)) return { path: resolved.path };
+            if (args.kind !== 'dynamic-import') throw new Error(`the shell would import ${args.path} statically: load it inside the action`);
             if (!args.path.startsWith('.')) return { path: args.path, external: true };
             let rel = path.relative(path.dirname(outfile), resolved.path).split(path.sep).join('/');
             if (!rel.startsWith('.')) rel = `./${rel}`;
@@ -73,6 +80,7 @@ async function shell() {
       },
     ],
   });
+  rmSync(path.join(dist, 'cli/shell.js'), { force: true }); // the ES module shell of earlier builds
 }
 
 await Promise.all([vendor(), existsSync(path.join(dist, 'cli/program.js')) ? shell() : Promise.resolve()]);

@@ -1,7 +1,8 @@
 // What `npm run build` makes (npm test builds first): the CLI shell bundle that bin/fecr.js loads, and the
 // vendor bundles every module reaches through package.json "imports" (scripts/bundle.mjs).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../src/cli/program.js';
@@ -10,8 +11,8 @@ import type { Ctx } from '../src/cli/context.js';
 const root = new URL('..', import.meta.url).pathname;
 const VENDORED = ['kysely', 'jose', 'fast-xml-parser'];
 
-function fecr(args: string[]) {
-  return spawnSync(process.execPath, [join(root, 'bin/fecr.js'), ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', COLUMNS: '100' } });
+function fecr(args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [join(root, 'bin/fecr.js'), ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', COLUMNS: '100', ...env } });
 }
 
 function sourceFiles(dir: string): string[] {
@@ -22,8 +23,8 @@ function sourceFiles(dir: string): string[] {
 }
 
 describe('the CLI shell bundle', () => {
-  it('bin/fecr.js runs dist/cli/shell.js, whose command tree is the one of the sources', () => {
-    expect(existsSync(join(root, 'dist/cli/shell.js'))).toBe(true);
+  it('bin/fecr.js runs dist/cli/shell.cjs, whose command tree is the one of the sources', () => {
+    expect(existsSync(join(root, 'dist/cli/shell.cjs'))).toBe(true);
     const out: string[] = [];
     const ctx = { io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: () => true }, env: {}, cwd: root }, debug: false, now: () => new Date(), randomBytes: () => new Uint8Array() } as unknown as Ctx;
     const names = (cmd: ReturnType<typeof buildProgram>, prefix = ''): string[] =>
@@ -41,6 +42,25 @@ describe('the CLI shell bundle', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/unknown key "nonsense"/);
     expect(bad.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("errors of the commands' modules keep their exit codes, and --profile reaches them, through the shell", () => {
+    const home = mkdtempSync(join(tmpdir(), 'fecr-build-'));
+    try {
+      const env = { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), FECR_NO_KEYCHAIN: '1' };
+      // --profile is recorded by the shell's hook and read by the command's module.
+      expect(fecr(['config', 'set', 'mode', 'remote', '--profile', 'hosted'], env).status).toBe(0);
+      expect(fecr(['config', 'get', 'mode', '--profile', 'hosted'], env).stdout).toBe('remote\n');
+      expect(fecr(['config', 'get', 'mode'], env).stdout).toBe('local\n');
+      // A SilentExit thrown by a command's module: its exit code, and no "internal error".
+      writeFileSync(join(home, 'bad.json'), JSON.stringify({ tipoDoc: 'FE' }));
+      const invalid = fecr(['validate', join(home, 'bad.json')], env);
+      expect(invalid.status).toBe(1);
+      expect(invalid.stdout + invalid.stderr).not.toMatch(/internal error/);
+      expect(invalid.stdout + invalid.stderr).toMatch(/emisor|numeroReferencia|receptor/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
 

@@ -13,7 +13,6 @@ import { defineDocumentCommands } from '../commands/document/index.js';
 import { defineHaciendaCommands } from '../commands/hacienda/index.js';
 import { defineServeCommand } from '../commands/serve/index.js';
 import { defineWebhookCommands } from '../commands/webhooks/index.js';
-import { setProfileFlag } from '../client/select.js';
 import { defineConfigCommands } from '../commands/config/index.js';
 import { defineLoginCommands } from '../commands/login/index.js';
 import { defineDocumentsCommands } from '../commands/documents/index.js';
@@ -54,7 +53,7 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<numb
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;
   } catch (e) {
-    return report(ctx, e);
+    return await report(ctx, e);
   }
 }
 
@@ -65,7 +64,9 @@ export function buildProgram(ctx: Ctx): Command {
     .version(version(), '-V, --version')
     .option('--debug', 'show internal details of failures')
     .option('--profile <name>', 'profile to use (default FECR_PROFILE, else "default"); see fecr config')
-    .hook('preAction', (cmd) => setProfileFlag(ctx, cmd.opts().profile as string | undefined))
+    // Loaded here, not imported above: the built shell (dist/cli/shell.cjs) must share select.js, which keeps
+    // the flag per run, with the commands' modules (see scripts/bundle.mjs).
+    .hook('preAction', async (cmd) => (await import('../client/select.js')).setProfileFlag(ctx, cmd.opts().profile as string | undefined))
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       writeOut: (s) => ctx.io.stdout.write(s),
@@ -112,13 +113,15 @@ function allCommands(cmd: Command): Command[] {
   return cmd.commands.flatMap((c) => [c, ...allCommands(c)]);
 }
 
-function report(ctx: Ctx, e: unknown): number {
-  if (e instanceof SilentExit) return e.exitCode;
+async function report(ctx: Ctx, e: unknown): Promise<number> {
   if (e instanceof CommanderError) {
     if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
     return EXIT.usage; // commander already printed the message
   }
-  if (e instanceof UserError) {
+  // The built shell bundles its own copy of errors.js; the commands' modules throw the classes of dist/cli/errors.js.
+  const shared = await import('./errors.js');
+  if (e instanceof SilentExit || e instanceof shared.SilentExit) return e.exitCode;
+  if (e instanceof UserError || e instanceof shared.UserError) {
     writeLine(ctx.io.stderr, `error: ${e.message}`);
     if (ctx.debug && e.cause) writeLine(ctx.io.stderr, String((e.cause as Error).stack ?? e.cause));
     return e.exitCode;
