@@ -3,7 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import type { Ctx } from '../../cli/context.js';
 import { EXIT, SilentExit, UsageError, UserError, type ExitCode } from '../../cli/errors.js';
 import { resolvePath, writeLine } from '../../cli/io.js';
-import { info, printJson } from '../../cli/output.js';
+import { canRedraw, info, printJson, progressStyle, terminalColumns } from '../../cli/output.js';
 import { renderTable } from '../../cli/table.js';
 import type { BatchResult, BatchSummary } from '../../client/batch/runner.js';
 import { withBackend } from '../backend.js';
@@ -134,17 +134,41 @@ function printSummary(ctx: Ctx, s: BatchSummary, opts: BatchFlags, out: string):
   info(ctx, `results: ${out}`);
 }
 
-/** A progress line on stderr, only when stderr is a terminal (redrawn at most 10 times a second). */
+/** In "lines" style, one progress line every 5 s at most (and the last one at the end). */
+const PROGRESS_LINE_GAP_MS = 5000;
+
+/**
+ * Progress on stderr, as progressStyle (src/cli/output.ts) decides: "redraw", one line rewritten in place at most
+ * 10 times a second (cut to the terminal's known width, so a narrow terminal does not wrap it); "lines", a plain
+ * line every 5 s at most and the last figures at the end (a terminal that must not be redrawn: 0 columns, CI,
+ * TERM=dumb); "none", nothing (stderr not a terminal).
+ */
 function progressLine(ctx: Ctx): { update: (s: BatchSummary) => void; done: () => void } {
-  const stderr = ctx.io.stderr as { isTTY?: boolean; write: (s: string) => boolean };
-  if (!stderr.isTTY) return { update: () => undefined, done: () => undefined };
+  const style = progressStyle(ctx, 'stderr');
+  if (style === 'none') return { update: () => undefined, done: () => undefined };
+  const stderr = ctx.io.stderr;
   const started = Date.now();
+  const gap = style === 'redraw' ? 100 : PROGRESS_LINE_GAP_MS;
   let last = 0;
   let shown = false;
-  const draw = (s: BatchSummary) => {
+  /** Documents done at the last draw (the runner passes the same summary object, updated in place). */
+  let drawn = -1;
+  const count = (s: BatchSummary) => s.sent + s.invalid + s.errors;
+  const figures = (s: BatchSummary) => {
     const secs = (Date.now() - started) / 1000;
-    const done = s.sent + s.invalid + s.errors;
-    stderr.write(`\r\x1b[K${done} done · ${s.sent} sent · ${s.invalid + s.errors} failed · ${secs > 0 ? Math.round(done / secs) : 0}/s`);
+    const done = count(s);
+    return `${done} done · ${s.sent} sent · ${s.invalid + s.errors} failed · ${secs > 0 ? Math.round(done / secs) : 0}/s`;
+  };
+  const draw = (s: BatchSummary) => {
+    drawn = count(s);
+    if (style === 'lines') {
+      writeLine(stderr, figures(s));
+      return;
+    }
+    // The width is read at each draw (the terminal may be resized); none known any more: this frame is skipped.
+    const columns = canRedraw(ctx, 'stderr') ? terminalColumns(ctx, 'stderr') : undefined;
+    if (columns === undefined) return;
+    stderr.write(`\r\x1b[K${[...figures(s)].slice(0, columns - 1).join('')}`);
     shown = true;
   };
   let lastSummary: BatchSummary | undefined;
@@ -152,12 +176,12 @@ function progressLine(ctx: Ctx): { update: (s: BatchSummary) => void; done: () =
     update: (s) => {
       lastSummary = s;
       const now = Date.now();
-      if (now - last < 100) return;
+      if (now - last < gap) return;
       last = now;
       draw(s);
     },
     done: () => {
-      if (lastSummary) draw(lastSummary);
+      if (lastSummary && (style === 'redraw' || count(lastSummary) !== drawn)) draw(lastSummary);
       if (shown) stderr.write('\n');
     },
   };

@@ -1,7 +1,11 @@
 /**
- * The spinner of `--wait` / `--watch`: ora on stderr, only when stderr is a terminal (nothing at all otherwise),
- * without colour under NO_COLOR. ora is loaded only when a spinner is really drawn, so scripts (stderr not a
- * terminal) and `fecr --help` never pay for it.
+ * The spinner of `--wait` / `--watch`, on stderr, as progressStyle (src/cli/output.ts) decides:
+ *  - "redraw" (a terminal with a known, positive width, not CI, not TERM=dumb): ora, without colour under NO_COLOR;
+ *  - "lines" (a terminal that must not be redrawn: 0 columns, CI, TERM=dumb): plain lines, one when the text
+ *    changes (at most one a second) and a reminder every 10 s, never cut to a width;
+ *  - "none" (stderr not a terminal): nothing at all.
+ * ora is loaded only when a spinner is really drawn, so scripts (stderr not a terminal) and `fecr --help` never
+ * pay for it.
  *
  * ora is given a thin view of the injected stderr that turns its cursor calls into escape sequences, so it draws
  * on whatever stream the command was given (a terminal, or a test's stream that says it is one).
@@ -9,7 +13,8 @@
 import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import type { Ctx } from '../../cli/context.js';
-import { useColor } from '../../cli/output.js';
+import { writeLine } from '../../cli/io.js';
+import { progressStyle, terminalColumns, useColor } from '../../cli/output.js';
 
 export interface Spinner {
   text(t: string): void;
@@ -32,14 +37,17 @@ function oraNow(): OraModule | undefined {
   return loaded;
 }
 
-/** What ora needs of a TTY stream, on top of any Writable: cursor movement as ANSI sequences. */
-function ttyView(stream: Writable): NodeJS.WriteStream {
-  const s = stream as Writable & { columns?: number; rows?: number };
+/**
+ * What ora needs of a TTY stream, on top of any Writable: cursor movement as ANSI sequences, and always a positive
+ * width (ora divides by it: a 0 made its clear loop endless): the terminal's current one, else the last it reported.
+ */
+function ttyView(stream: Writable, width: () => number): NodeJS.WriteStream {
+  const s = stream as Writable & { rows?: number };
   const write = (chunk: string) => stream.write(chunk);
   return {
     isTTY: true,
     get columns() {
-      return s.columns ?? 80;
+      return width();
     },
     get rows() {
       return s.rows;
@@ -53,9 +61,17 @@ function ttyView(stream: Writable): NodeJS.WriteStream {
   } as unknown as NodeJS.WriteStream;
 }
 
+/** In "lines" style: at most one line a second when the text changes, and one every 10 s while it does not. */
+const LINE_GAP_MS = 1000;
+const LINE_REMINDER_MS = 10_000;
+
 export function startSpinner(ctx: Ctx, initial: string): Spinner {
-  const stderr = ctx.io.stderr as Writable & { isTTY?: boolean };
-  if (!stderr.isTTY) return { text() {}, stop() {} };
+  const style = progressStyle(ctx, 'stderr');
+  if (style === 'none') return { text() {}, stop() {} };
+  if (style === 'lines') return lineSpinner(ctx, initial);
+  const stderr = ctx.io.stderr;
+  let known = terminalColumns(ctx, 'stderr') ?? 80;
+  const width = () => (known = terminalColumns(ctx, 'stderr') ?? known);
   let text = initial;
   let stopped = false;
   let spinner: Ora | undefined;
@@ -70,7 +86,7 @@ export function startSpinner(ctx: Ctx, initial: string): Spinner {
     spinner = mod
       .default({
         text: label(),
-        stream: ttyView(stderr),
+        stream: ttyView(stderr, width),
         isEnabled: true,
         color: useColor(ctx, 'stderr') ? 'cyan' : false,
         // The cursor stays visible and stdin untouched: a Ctrl-C leaves the terminal as it was.
@@ -94,6 +110,35 @@ export function startSpinner(ctx: Ctx, initial: string): Spinner {
       stopped = true;
       clearInterval(ticker);
       spinner?.stop();
+    },
+  };
+}
+
+/** The spinner as plain lines (a terminal that must not be redrawn), at a bounded rate. */
+function lineSpinner(ctx: Ctx, initial: string): Spinner {
+  const started = Date.now();
+  let text = initial;
+  let printed = '';
+  let printedAt = 0;
+  const print = () => {
+    const secs = Math.floor((Date.now() - started) / 1000);
+    writeLine(ctx.io.stderr, `${text}${secs > 0 ? ` (${secs} s)` : ''}`);
+    printed = text;
+    printedAt = Date.now();
+  };
+  const due = () => Date.now() - printedAt >= (text === printed ? LINE_REMINDER_MS : LINE_GAP_MS);
+  print();
+  const ticker = setInterval(() => due() && print(), 250);
+  ticker.unref();
+  let stopped = false;
+  return {
+    text(t) {
+      text = t;
+      if (!stopped && due()) print();
+    },
+    stop() {
+      stopped = true;
+      clearInterval(ticker);
     },
   };
 }
