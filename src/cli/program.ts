@@ -126,6 +126,13 @@ async function report(ctx: Ctx, e: unknown): Promise<number> {
     if (ctx.debug && e.cause) writeLine(ctx.io.stderr, String((e.cause as Error).stack ?? e.cause));
     return e.exitCode;
   }
+  // A full disk or a lost database connection: one line that says nothing was lost (src/store/faults.ts).
+  const { isStoreFault } = await import('../store/faults.js');
+  if (isStoreFault(e)) {
+    writeLine(ctx.io.stderr, `error: ${e.message}`);
+    if (ctx.debug) writeLine(ctx.io.stderr, String((e.cause as Error | undefined)?.stack ?? e.stack));
+    return EXIT.error;
+  }
   const err = e as Error;
   writeLine(ctx.io.stderr, `error: internal error: ${err?.message ?? String(e)}${ctx.debug ? '' : ' (run with --debug for details)'}`);
   if (ctx.debug) writeLine(ctx.io.stderr, String(err?.stack ?? e));

@@ -67,6 +67,8 @@ interface EmbeddedEmulator {
   whenIdle(): Promise<void>;
   /** True when every document received so far has its verdict (asked now: it does not wait). */
   isIdle(): Promise<boolean>;
+  /** In-process only: the last error that kept a verdict from being written (a full disk, say). */
+  fault?(): Error | undefined;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,9 @@ export async function openLocalBackend(ctx: Ctx, profile: LocalProfile = {}, opt
       now: () => ctx.now().getTime(),
     });
   } catch (e) {
+    const { asStoreFault } = await import('../store/faults.js');
+    const fault = asStoreFault(e, dataDir);
+    if (fault) throw new BackendError('unavailable', fault.message);
     const code = (e as NodeJS.ErrnoException).code;
     if (typeof code === 'string' && /^(E[A-Z]+|SQLITE_\w+)$/.test(code)) throw new BackendError('unavailable', `data dir ${dataDir}: cannot open (${code})`);
     throw e;
@@ -187,6 +192,7 @@ class LocalBackend implements Backend {
     for (;;) {
       const left = deadline - Date.now();
       if (left <= 0) break;
+      await this.throwStoreFault();
       // One shared query per tick watches every waiting document (a batch waits for hundreds at once).
       const next = await watch.changeFrom(first.id, state, Math.min(left, window));
       if (next !== undefined) {
@@ -318,19 +324,29 @@ class LocalBackend implements Backend {
   private startHacienda(): Promise<void> {
     return (this.hacienda ??= (async () => {
       if (this.svc.hacienda.environment !== 'local') return;
-      const { startEmulator, startEmulatorThread, resolveEndpoints } = await import('../hacienda/index.js');
+      const { resolveEndpoints } = await import('../hacienda/index.js');
       const options = { dataFile: path.join(this.dataDir, 'emulator.db'), processingDelayMs: this.profile.emulatorDelayMs ?? 50 };
-      if (this.opts.bulk) {
-        // On a thread of its own: the emulator's work (HTTP, state, the analysis of every document) runs beside
-        // this event loop, which has the service's work to do (a batch keeps both busy).
-        const t = await startEmulatorThread(options);
-        this.emulator = { url: t.url, whenIdle: () => t.whenIdle(), isIdle: async () => (await t.pending()) === 0, close: () => t.close() };
-      } else {
-        const e = await startEmulator(options);
-        this.emulator = { url: e.url, whenIdle: () => e.state.whenIdle(), isIdle: async () => e.state.pending === 0, close: () => e.close() };
+      try {
+        await this.startEmulator(options);
+      } catch (e) {
+        // The emulator's database lives in the same data dir: a full disk is said as such.
+        throw (await import('../store/faults.js')).asStoreFault(e, this.dataDir) ?? e;
       }
-      this.svc.hacienda = { environment: 'local', endpoints: resolveEndpoints('local', { baseUrl: this.emulator.url }) };
+      this.svc.hacienda = { environment: 'local', endpoints: resolveEndpoints('local', { baseUrl: this.emulator!.url }) };
     })());
+  }
+
+  private async startEmulator(options: { dataFile: string; processingDelayMs: number }): Promise<void> {
+    const { startEmulator, startEmulatorThread } = await import('../hacienda/index.js');
+    if (this.opts.bulk) {
+      // On a thread of its own: the emulator's work (HTTP, state, the analysis of every document) runs beside
+      // this event loop, which has the service's work to do (a batch keeps both busy).
+      const t = await startEmulatorThread(options);
+      this.emulator = { url: t.url, whenIdle: () => t.whenIdle(), isIdle: async () => (await t.pending()) === 0, close: () => t.close() };
+    } else {
+      const e = await startEmulator(options);
+      this.emulator = { url: e.url, whenIdle: () => e.state.whenIdle(), isIdle: async () => e.state.pending === 0, fault: () => e.state.processingFault, close: () => e.close() };
+    }
   }
 
   private workerStarting?: Promise<Worker>;
@@ -418,6 +434,18 @@ class LocalBackend implements Backend {
       });
       if (progressed) return;
     }
+  }
+
+  /**
+   * Waiting makes no sense while the data dir cannot take a verdict: when the worker or the embedded emulator
+   * last failed on a full disk (or a lost store), that is the answer. Nothing was lost: the document and its
+   * jobs are stored, and the next command picks them up.
+   */
+  private async throwStoreFault(): Promise<void> {
+    const seen = this.worker?.lastStoreFault ?? this.emulator?.fault?.();
+    if (!seen) return;
+    const fault = (await import('../store/faults.js')).asStoreFault(seen, this.dataDir);
+    if (fault) throw fault;
   }
 
   /** The document's id and state (no XML). */

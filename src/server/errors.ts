@@ -5,6 +5,7 @@
  * 500 `internal_error`, logged with its stack and never shown to the client.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { storeFaultOf } from '../store/faults.js';
 
 /** Maximum request body (bytes): 1 MiB. Pass it as Fastify's `bodyLimit`. */
 export const BODY_LIMIT = 1024 * 1024;
@@ -17,6 +18,7 @@ export const ERROR_CODES = {
   notFound: 'not_found',
   payloadTooLarge: 'payload_too_large',
   tooManyRequests: 'too_many_requests',
+  serviceUnavailable: 'service_unavailable',
   internal: 'internal_error',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
@@ -41,6 +43,10 @@ export const MESSAGES = {
   payloadTooLarge: 'El cuerpo de la solicitud excede el tamaño máximo de 1 MiB',
   tooManyRequests: 'Demasiados intentos fallidos; intente de nuevo más tarde',
   logoutOk: 'Sesión cerrada',
+  /** 503: the store's disk is full (nothing was written; the same request can be repeated). */
+  storageFull: 'El almacenamiento del servicio está lleno; intente de nuevo más tarde',
+  /** 503: the database connection was lost or refused (nothing was written; the same request can be repeated). */
+  storeUnavailable: 'Servicio no disponible temporalmente; intente de nuevo más tarde',
 } as const;
 
 /** Texts of `details[].message` for transport-level 400s (the top-level message stays the spec's). */
@@ -114,7 +120,8 @@ type AnyFastify = FastifyInstance<any, any, any, any, any>;
  *   an empty body with `Content-Type: application/json` parses to `undefined` (the handler's own
  *   validation answers it), and `__proto__`/`constructor` poisoning is a 400;
  * - the error handler: Fastify's client errors → 400 bad_request (413 for a body over `bodyLimit`), a thrown
- *   `HttpError` → its status and body, schema validation → 400 with `details`, anything else → 500
+ *   `HttpError` → its status and body, schema validation → 400 with `details`, a store fault (full disk, lost
+ *   database connection) → 503 service_unavailable with Retry-After, anything else → 500
  *   internal_error, logged (never a stack to the client);
  * - the not-found handler: 404 `{error: 'not_found', message: 'Recurso no encontrado'}`.
  */
@@ -163,6 +170,13 @@ export function installErrorHandling(app: AnyFastify, opts: ErrorHandlingOptions
     if (status >= 400 && status < 500) {
       request.log.info({ code: fe.code, statusCode: status }, 'client error');
       return sendError(reply, status, ERROR_CODES.badRequest, opts.badRequestMessage, [{ path: '(request)', message: DETAIL_MESSAGES.badRequest }]);
+    }
+    // A full disk or a lost database connection is not the client's mistake nor a bug: 503, try again.
+    const fault = storeFaultOf(err);
+    if (fault) {
+      request.log.warn({ fault: fault.kind, code: fault.code }, 'store unavailable');
+      void reply.header('retry-after', fault.kind === 'full' ? '30' : '1');
+      return sendError(reply, 503, ERROR_CODES.serviceUnavailable, fault.kind === 'full' ? MESSAGES.storageFull : MESSAGES.storeUnavailable);
     }
     request.log.error({ err }, 'unhandled error');
     return sendError(reply, 500, ERROR_CODES.internal, MESSAGES.internal);

@@ -33,6 +33,7 @@ import {
   type RetryPolicy,
 } from '../hacienda/index.js';
 import type { DocumentState, Issuer, Job } from '../store/schema.js';
+import { storeFaultOf } from '../store/faults.js';
 import type { ServiceContext } from './context.js';
 import { issuerSecretsContext, type IssuerSecrets, type StoredIssuerRecord } from './issuers.js';
 import {
@@ -113,6 +114,8 @@ export interface Worker {
   /** Lease owner: the worker's name on SQLite; on PostgreSQL its graphile-worker pool id once started. */
   readonly owner: string;
   readonly stats: Readonly<WorkerStats>;
+  /** The last job failure that was a store fault (a full disk, a lost database); cleared when a job succeeds. */
+  readonly lastStoreFault: Error | undefined;
   /** Stops leasing, lets in-flight jobs finish, closes the Hacienda sessions. Queued jobs stay queued. */
   stop(): Promise<void>;
   /** Resolves when no unfinished job is left in the queue and nothing is in flight. */
@@ -497,6 +500,9 @@ class QueueWorker implements Worker {
   // --- jobs ------------------------------------------------------------------------------------------
 
   /** Runs one job. True when the job was completed or rescheduled (settled), false when it was left as it was. */
+  /** The last job failure that was a store fault (a full disk, a lost database); cleared when a job succeeds. */
+  lastStoreFault: Error | undefined;
+
   private async runJob(job: Job): Promise<boolean> {
     try {
       if (job.type === 'send') await this.runSend(job);
@@ -509,6 +515,7 @@ class QueueWorker implements Worker {
         this.checkAlive();
         await completeJob(this.ctx.store.db, job, this.owner, this.ctx.now(), `unknown job type ${String(job.type)}`);
       }
+      this.lastStoreFault = undefined;
       return true;
     } catch (e) {
       if (e instanceof AbortedError || this.aborted) return false;
@@ -517,6 +524,7 @@ class QueueWorker implements Worker {
         return false;
       }
       this.stats.errors++;
+      if (storeFaultOf(e)) this.lastStoreFault = e as Error;
       this.log.error({ jobId: job.id, type: job.type, err: errText(e) }, 'job failed unexpectedly');
       try {
         const delay = backoff(job.attempts, 1_000, 300_000, this.random);

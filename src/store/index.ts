@@ -7,7 +7,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, type SqliteDatabase } from '#kysely';
+import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from '#kysely';
+import { asStoreFault } from './faults.js';
 import { migrate, type Store } from './store.js';
 import type { Database } from './schema.js';
 import type { OpenPostgresOptions } from './postgres.js';
@@ -54,7 +55,8 @@ export async function openSqliteStore(opts: OpenSqliteOptions): Promise<Store> {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const where = opts.file === ':memory:' ? undefined : path.dirname(path.resolve(opts.file));
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, where) }) });
   await migrate(db);
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
@@ -62,15 +64,35 @@ export async function openSqliteStore(opts: OpenSqliteOptions): Promise<Store> {
 /**
  * Kysely prepares every query anew; the service runs the same few dozen statements over and over, so
  * prepared statements are reused (bounded). Kysely runs one query at a time on this connection.
+ *
+ * Two faults are shaped here. A statement that fails with a full disk (SQLITE_FULL, or an I/O error of the
+ * same cause) becomes a StoreFault naming the data dir. And when SQLite has already rolled the transaction back
+ * by itself (it does on SQLITE_FULL), Kysely's ROLLBACK is a no-op instead of "cannot rollback - no transaction
+ * is active", which used to hide the real error.
  */
-function withStatementCache(sqlite: SQLite.Database, max = 256): SqliteDatabase {
-  const cache = new Map<string, SQLite.Statement>();
+function withStatementCache(sqlite: SQLite.Database, where: string | undefined, max = 256): SqliteDatabase {
+  const cache = new Map<string, SqliteStatement>();
+  const guard = <T>(run: () => T): T => {
+    try {
+      return run();
+    } catch (e) {
+      throw asStoreFault(e, where) ?? e;
+    }
+  };
+  const wrap = (stmt: SQLite.Statement): SqliteStatement => ({
+    reader: stmt.reader,
+    all: (params: ReadonlyArray<unknown>) => guard(() => stmt.all(params)),
+    run: (params: ReadonlyArray<unknown>) => guard(() => stmt.run(params)),
+    iterate: (params: ReadonlyArray<unknown>) => guard(() => stmt.iterate(params)),
+  });
+  const noRollback: SqliteStatement = { reader: false, all: () => [], run: () => ({ changes: 0, lastInsertRowid: 0 }), iterate: () => [][Symbol.iterator]() };
   return {
     close: () => sqlite.close(),
     prepare: (sql: string) => {
+      if (/^\s*rollback\s*$/i.test(sql) && !sqlite.inTransaction) return noRollback;
       let stmt = cache.get(sql);
       if (!stmt) {
-        stmt = sqlite.prepare(sql);
+        stmt = wrap(guard(() => sqlite.prepare(sql)));
         if (cache.size >= max) cache.delete(cache.keys().next().value!);
         cache.set(sql, stmt);
       }

@@ -111,6 +111,8 @@ export interface EmulatorState {
   whenIdle(): Promise<void>;
   /** Received documents still without a verdict. */
   readonly pending: number;
+  /** The last error that kept a verdict from being written (a full disk, say), until a verdict is written again. */
+  readonly processingFault: Error | undefined;
   /** Live worker threads validating documents (0 without a pool, and after close). */
   readonly workerThreads: number;
 }
@@ -389,6 +391,9 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
     whenIdle: () => processor.whenIdle(),
     get pending() {
       return processor.pendingCount;
+    },
+    get processingFault() {
+      return processor.lastFault;
     },
     get workerThreads() {
       return pool?.liveThreads ?? 0;

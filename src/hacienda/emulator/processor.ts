@@ -48,6 +48,8 @@ export class ReceptionProcessor {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly running = new Set<Promise<void>>();
   private pending = 0;
+  /** The last error that kept a verdict from being written; cleared when a verdict is written again. */
+  lastFault: Error | undefined;
   private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly o: ProcessorOptions) {}
@@ -61,19 +63,50 @@ export class ReceptionProcessor {
     const half = Math.floor(delayMs / 2);
     if (half > 0) {
       this.timer(half, () => {
-        const cur = this.o.store.getReception(env, key);
-        if (cur?.estado === 'recibido') this.o.store.updateReception(env, key, { estado: 'procesando', updatedAt: this.o.now() });
+        try {
+          const cur = this.o.store.getReception(env, key);
+          if (cur?.estado === 'recibido') this.o.store.updateReception(env, key, { estado: 'procesando', updatedAt: this.o.now() });
+        } catch (e) {
+          // Only a label on the way (a full disk, say): processing below sets the state again.
+          this.o.log('cannot mark as procesando', { key, error: e instanceof Error ? e.message : String(e) });
+        }
       });
     }
-    this.timer(delayMs, () => {
-      const p = this.process(env, key)
-        .catch((e: unknown) => this.o.log('processing failed', { key, error: e instanceof Error ? e.message : String(e) }))
-        .finally(() => {
-          this.running.delete(p);
-          this.done();
-        });
-      this.running.add(p);
-    });
+    this.timer(delayMs, () => this.processTracked(env, key, 0));
+  }
+
+  /**
+   * Processes one document; when that fails (its state could not be written: a full disk), the document stays
+   * undecided and is tried again after a growing pause (1 s, 2 s, … 30 s) until it is decided or the processor
+   * closes. A persistent emulator also resumes undecided documents when it starts.
+   */
+  private processTracked(env: EmulatorEnvironment, key: string, failures: number): void {
+    const p = this.process(env, key)
+      .then(
+        () => {
+          this.lastFault = undefined;
+          return true;
+        },
+        (e: unknown) => {
+          this.lastFault = e instanceof Error ? e : new Error(String(e));
+          this.o.log('processing failed', { key, error: this.lastFault.message });
+          return false;
+        },
+      )
+      .then((ok) => {
+        if (ok || this.closed) return this.done();
+        let undecided = true;
+        try {
+          const cur = this.o.store.getReception(env, key);
+          undecided = !cur || cur.estado === 'recibido' || cur.estado === 'procesando';
+        } catch {
+          // cannot read either: try again later
+        }
+        if (!undecided) return this.done();
+        this.timer(Math.min(30_000, 1_000 * 2 ** failures), () => this.processTracked(env, key, failures + 1));
+      })
+      .finally(() => this.running.delete(p));
+    this.running.add(p);
   }
 
   private timer(ms: number, fn: () => void): void {
