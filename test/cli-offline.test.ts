@@ -73,7 +73,7 @@ describe('fecr (offline commands)', () => {
     expect(broken.stderr).toMatch(/^error: stdin: invalid JSON/);
     const badIssuer = await runCli(['xml', 'body.json', '--issuer', 'body.json'], { cwd: dir });
     expect(badIssuer.code).toBe(1);
-    expect(badIssuer.stderr).toMatch(/^error: body.json: identificacion is required/);
+    expect(badIssuer.stderr).toMatch(/^error: body.json: invalid issuer record: \d+ findings\n  identificacion: is required\n/);
   });
 
   it('xml signs what verify and xmlsec1 accept; a tampered file fails verify', async () => {

@@ -1,11 +1,14 @@
 /**
- * How the issuer verbs get their Backend, and how its failures become one-line CLI errors.
- * `openBackend` (src/client/select.ts) picks the active profile's backend: local or remote.
+ * How the issuer verbs get their Backend, and how its failures become CLI errors: one line, or for a refused
+ * input a headline and its findings one per line. `openBackend` (src/client/select.ts) picks the active profile's
+ * backend: local or remote.
  */
 import type { Ctx } from '../cli/context.js';
 import { EXIT, SilentExit, UserError } from '../cli/errors.js';
+import { invalidHeadline, printFindings } from '../cli/findings.js';
 import { writeLine } from '../cli/io.js';
-import type { Backend } from '../client/backend.js';
+import type { Backend, BackendError } from '../client/backend.js';
+import { MISSING_FIELDS } from '../service/service-error.js';
 
 export interface BackendFlags {
   profile?: string;
@@ -20,24 +23,59 @@ export async function backendFor(ctx: Ctx, opts: BackendFlags = {}): Promise<Bac
 
 /**
  * Opens the backend of the profile in use (the global `--profile`, else FECR_PROFILE), runs `fn`, closes the
- * backend; BackendErrors become one-line UserErrors.
+ * backend; BackendErrors become CLI errors (toUserError).
  */
 export async function withBackend<T>(ctx: Ctx, fn: (b: Backend) => Promise<T>, opts: BackendFlags = {}): Promise<T> {
   const { BackendError } = await import('../client/backend.js');
   let backend: Backend | undefined;
+  const subjects = new WeakMap<object, string>();
   try {
     backend = await backendFor(ctx, opts);
-    return await fn(backend);
+    return await fn(namingSubjects(backend, subjects));
   } catch (e) {
-    if (e instanceof BackendError) throw toUserError(ctx, e);
+    if (e instanceof BackendError) throw toUserError(ctx, e, subjects.get(e) ?? 'request');
     throw e;
   } finally {
     await backend?.close();
   }
 }
 
-/** The error line, then the findings one per line (`path: message`), all on stderr; the exit code stays. */
-function toUserError(ctx: Ctx, e: InstanceType<typeof import('../client/backend.js').BackendError>): Error {
+/** What a verb sends, as the headline of its validation failure names it ("invalid document: …"). */
+const SUBJECTS: Partial<Record<keyof Backend, string>> = {
+  registerIssuer: 'issuer record',
+  updateIssuer: 'issuer record',
+  submit: 'document',
+};
+
+/** The backend, whose failures of the SUBJECTS verbs are recorded in `subjects` with what was sent. */
+function namingSubjects(backend: Backend, subjects: WeakMap<object, string>): Backend {
+  return new Proxy(backend, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      const method = value as (...a: unknown[]) => unknown;
+      const subject = SUBJECTS[prop as keyof Backend];
+      // Methods run on the backend itself, never on the proxy.
+      if (subject === undefined) return (...args: unknown[]) => method.apply(target, args);
+      return async (...args: unknown[]) => {
+        try {
+          return await method.apply(target, args);
+        } catch (e) {
+          if (typeof e === 'object' && e !== null && !subjects.has(e)) subjects.set(e, subject);
+          throw e;
+        }
+      };
+    },
+  });
+}
+
+/**
+ * A failure with no findings: one line. With findings: a headline, then the findings one per line (`  path:
+ * message`), all on stderr; the exit code stays. A validation failure (the service's generic "Campos requeridos
+ * faltantes", in local and remote profiles alike) gets a headline that says what is wrong: `invalid document: 3
+ * findings`; a refusal with a message of its own (an issuer already registered, a certificate) keeps it.
+ */
+function toUserError(ctx: Ctx, e: BackendError, subject: string): Error {
   const message = e.message.replace('use /api/actualizar/emisor', 'use fecr emisor update');
   const code = e.code === 'auth' ? EXIT.auth : EXIT.error;
   if (e.findings.length === 0) {
@@ -45,8 +83,8 @@ function toUserError(ctx: Ctx, e: InstanceType<typeof import('../client/backend.
     err.cause = e;
     return err;
   }
-  writeLine(ctx.io.stderr, `error: ${message}`);
-  for (const f of e.findings) writeLine(ctx.io.stderr, `${f.path}: ${f.message}`);
+  const validation = e.code === 'invalid' && e.message === MISSING_FIELDS;
+  printFindings(ctx, validation ? invalidHeadline(subject, e.findings.length) : message, e.findings);
   if (ctx.debug) writeLine(ctx.io.stderr, String(e.stack));
   return new SilentExit(code);
 }

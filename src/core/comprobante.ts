@@ -9,6 +9,7 @@ import type { SigningCredentials } from './sign/p12.js';
 import { signCanonical } from './sign/xades.js';
 import type { Totals } from './totals.js';
 import { buildComprobanteXml } from './xml/build.js';
+import { XmlCharError } from './xml/canonical.js';
 
 export interface IssueOptions {
   /** 8 random digits (clave positions 43-50). */
@@ -25,7 +26,15 @@ export type IssueResult =
 export function issueComprobante(body: unknown, issuer: IssuerRecord, creds: SigningCredentials, opts: IssueOptions): IssueResult {
   const parsed = parseDocument(body, issuer, { securityCode: opts.securityCode });
   if (!parsed.ok) return { ok: false, findings: parsed.findings };
-  const unsigned = buildComprobanteXml(parsed.doc, parsed.totals);
+  let unsigned: string;
+  try {
+    unsigned = buildComprobanteXml(parsed.doc, parsed.totals);
+  } catch (e) {
+    // The schema refuses characters XML cannot carry in the body and in the issuer record; this catches one that
+    // came another way (e.g. an issuer stored before that check) as a finding instead of an internal error.
+    if (e instanceof XmlCharError) return { ok: false, findings: [{ path: 'xml', message: e.message }] };
+    throw e;
+  }
   const xml = signCanonical(unsigned, creds, { signingTime: opts.signingTime, newId: opts.newId });
   return { ok: true, doc: parsed.doc, totals: parsed.totals, xml };
 }

@@ -1,5 +1,6 @@
 import type { Ctx } from '../../cli/context.js';
 import { SilentExit } from '../../cli/errors.js';
+import { invalidHeadline } from '../../cli/findings.js';
 import { readJson, writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
 import type { Finding } from '../../core/model.js';
@@ -13,10 +14,20 @@ export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?
   const findings: Finding[] = [...parsed.findings];
   if (parsed.ok && opts.xsd) {
     const { buildComprobanteXml, KINDS } = await import('../../core/xml/build.js');
+    const { XmlCharError } = await import('../../core/xml/canonical.js');
     const { createXsdValidator, withPlaceholderSignature } = await import('../../core/xsd/index.js');
-    const xml = withPlaceholderSignature(buildComprobanteXml(parsed.doc, parsed.totals));
-    const [result] = await createXsdValidator().validate(xml, KINDS[parsed.doc.kind].schema);
-    for (const e of result?.errors ?? []) findings.push({ path: 'xml', message: e.message });
+    let unsigned: string | undefined;
+    try {
+      unsigned = buildComprobanteXml(parsed.doc, parsed.totals);
+    } catch (e) {
+      // The schema refuses characters XML cannot carry; should one get this far, it is a finding all the same.
+      if (!(e instanceof XmlCharError)) throw e;
+      findings.push({ path: 'xml', message: e.message });
+    }
+    if (unsigned !== undefined) {
+      const [result] = await createXsdValidator().validate(withPlaceholderSignature(unsigned), KINDS[parsed.doc.kind].schema);
+      for (const e of result?.errors ?? []) findings.push({ path: 'xml', message: e.message });
+    }
   }
   const valid = findings.length === 0;
   if (opts.json) {
@@ -31,8 +42,9 @@ export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?
     const d = parsed.doc!;
     writeLine(ctx.io.stdout, `valid ${d.kind} ${d.numeroConsecutivo} totalComprobante ${parsed.totals!.resumen.totalComprobante.toFixed(5)} ${d.moneda.codigoMoneda}`);
   } else {
+    // The findings are the result (stdout, one `path: message` a line); the headline says what failed (stderr).
+    writeLine(ctx.io.stderr, `error: ${invalidHeadline('document', findings.length)}`);
     for (const f of findings) writeLine(ctx.io.stdout, `${f.path}: ${f.message}`);
-    writeLine(ctx.io.stderr, `invalid: ${findings.length} finding${findings.length === 1 ? '' : 's'}`);
   }
   if (!valid) throw new SilentExit(1);
 }

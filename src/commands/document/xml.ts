@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Ctx } from '../../cli/context.js';
 import { SilentExit, UserError } from '../../cli/errors.js';
+import { invalidHeadline, printFindings } from '../../cli/findings.js';
 import { readJson, resolvePath, writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
 import { readIssuer } from './issuer-input.js';
@@ -25,8 +26,7 @@ export async function run(ctx: Ctx, file: string, opts: { issuer: string; out?: 
     newId: () => Buffer.from(ctx.randomBytes(16)).toString('hex'),
   });
   if (!result.ok) {
-    for (const f of result.findings) writeLine(ctx.io.stderr, `${f.path}: ${f.message}`);
-    writeLine(ctx.io.stderr, `error: invalid document: ${result.findings.length} finding${result.findings.length === 1 ? '' : 's'}`);
+    printFindings(ctx, invalidHeadline('document', result.findings.length), result.findings);
     throw new SilentExit(1);
   }
   const { doc, xml } = result;

@@ -5,26 +5,45 @@
  * Field-level format rules live here; cross-field rules live in ../document.ts.
  */
 import { z } from 'zod';
+import { forbiddenXmlChar, forbiddenXmlCharMessage } from '../xml/canonical.js';
+
+/**
+ * A string schema that first refuses the characters XML 1.0 cannot carry (C0 controls but TAB, LF and CR; U+FFFE,
+ * U+FFFF; lone surrogates): `contains U+0007, not allowed in XML`, a finding at the field's path. Every string of
+ * the body and of the issuer record is one of these, so such a character never reaches the XML writer.
+ */
+function str(params?: Parameters<typeof z.string>[0]) {
+  return z.string(params).check((ctx) => {
+    const cp = forbiddenXmlChar(ctx.value);
+    if (cp !== undefined) ctx.issues.push({ code: 'custom', message: forbiddenXmlCharMessage(cp), input: ctx.value });
+  });
+}
+
+/** The error of a fixed-value schema (literal, enum): names a forbidden character when there is one, else `message`. */
+function fixedValueError(message: string) {
+  return (iss: { input?: unknown }): string => {
+    const cp = typeof iss.input === 'string' ? forbiddenXmlChar(iss.input) : undefined;
+    return cp === undefined ? message : forbiddenXmlCharMessage(cp);
+  };
+}
 
 const DECIMAL = /^\d{1,13}(\.\d{1,5})?$/;
 
 /** A non-negative decimal amount in a string: up to 13 integer digits and 5 decimals. */
-export const MoneyString = z
-  .string({ error: (iss) => (iss.input === undefined ? 'is required' : 'must be a decimal amount in a string, e.g. "1000.00"') })
+export const MoneyString = str({ error: (iss) => (iss.input === undefined ? 'is required' : 'must be a decimal amount in a string, e.g. "1000.00"') })
   .trim()
   .regex(DECIMAL, 'must be a non-negative decimal in a string with at most 5 decimals, e.g. "1000.00"');
 
 /** Where the spec says number: a JSON number or a numeric string, non-negative. */
 export const NumberLike = z.union([
   z.number().finite().nonnegative('must not be negative'),
-  z.string().trim().regex(DECIMAL, 'must be a non-negative number'),
+  str().trim().regex(DECIMAL, 'must be a non-negative number'),
 ]);
 
 const Integer = (min: number, max: number) =>
   z.union([
     z.number().int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`),
-    z
-      .string()
+    str()
       .trim()
       .regex(/^\d{1,10}$/, 'must be an integer')
       .transform(Number)
@@ -33,38 +52,37 @@ const Integer = (min: number, max: number) =>
 
 /** A code of two digits; a one-digit value is accepted and padded ("1" → "01"). */
 const Code2 = z
-  .union([z.string().trim(), z.number().int().nonnegative()])
+  .union([str().trim(), z.number().int().nonnegative()])
   .transform((v) => String(v).padStart(2, '0'))
   .pipe(z.string().regex(/^\d{2}$/, 'must be a two-digit code'));
 
 const text = (min: number, max: number) =>
-  z.string().trim().min(min, `must have at least ${min} characters`).max(max, `must have at most ${max} characters`);
+  str().trim().min(min, `must have at least ${min} characters`).max(max, `must have at most ${max} characters`);
 
-const Email = z
-  .string()
+const Email = str()
   .trim()
   .max(160, 'must have at most 160 characters')
   .regex(/^\w+([-+.']\w+)*@\w+([-.]\w+)*\.\w+([-.]\w+)*$/, 'must be an e-mail address');
 
 /** ISO 8601 date-time, with or without offset; checked for calendar validity in document.ts. */
-const DateTimeText = z.string().trim().min(10, 'must be an ISO 8601 date-time');
+const DateTimeText = str().trim().min(10, 'must be an ISO 8601 date-time');
 
 export const IdentificacionInput = z.object({
   tipo: Code2,
-  numero: z.string().trim().min(1, 'is required').max(20, 'must have at most 20 characters'),
+  numero: str().trim().min(1, 'is required').max(20, 'must have at most 20 characters'),
 });
 
 export const UbicacionInput = z.object({
-  provincia: z.string().trim().regex(/^[1-7]$/, 'must be a province code 1 to 7'),
-  canton: z.string().trim().regex(/^\d{2}$/, 'must be a two-digit canton code'),
-  distrito: z.string().trim().regex(/^\d{2}$/, 'must be a two-digit district code'),
-  barrio: z.string().trim().max(50, 'must have at most 50 characters').optional(),
+  provincia: str().trim().regex(/^[1-7]$/, 'must be a province code 1 to 7'),
+  canton: str().trim().regex(/^\d{2}$/, 'must be a two-digit canton code'),
+  distrito: str().trim().regex(/^\d{2}$/, 'must be a two-digit district code'),
+  barrio: str().trim().max(50, 'must have at most 50 characters').optional(),
   direccion: text(5, 250),
 });
 
 export const ReceptorInput = z.object({
   nombre: text(3, 100),
-  telefono: z.string().trim().optional(),
+  telefono: str().trim().optional(),
   identificacion: IdentificacionInput,
   correoElectronico: Email.optional(),
   // fecr extensions
@@ -80,8 +98,8 @@ export const ExoneracionInput = z.object({
   fechaEmision: DateTimeText,
   porcentajeExoneracion: NumberLike,
   nombreInstitucionOtros: text(5, 160).optional(),
-  articulo: z.union([z.string().trim().regex(/^\d{1,6}$/, 'must be up to 6 digits'), z.number().int().nonnegative()]).optional(),
-  inciso: z.union([z.string().trim().regex(/^\d{1,6}$/, 'must be up to 6 digits'), z.number().int().nonnegative()]).optional(),
+  articulo: z.union([str().trim().regex(/^\d{1,6}$/, 'must be up to 6 digits'), z.number().int().nonnegative()]).optional(),
+  inciso: z.union([str().trim().regex(/^\d{1,6}$/, 'must be up to 6 digits'), z.number().int().nonnegative()]).optional(),
   // fecr extension: text for tipoDocumento 99
   tipoDocumentoOtro: text(5, 100).optional(),
 });
@@ -90,20 +108,20 @@ export const ImpuestoInput = z.object({
   codigo: Code2,
   /** Required for codigo 01 and 07 (checked in document.ts). */
   codigoTarifa: Code2.optional(),
-  tarifa: z.string().trim().regex(/^\d{1,2}(\.\d{1,2})?$/, 'must be a percentage in a string, e.g. "13"'),
+  tarifa: str().trim().regex(/^\d{1,2}(\.\d{1,2})?$/, 'must be a percentage in a string, e.g. "13"'),
   monto: MoneyString,
   exoneracion: ExoneracionInput.optional(),
   // fecr extensions
   codigoImpuestoOtro: text(5, 100).optional(),
-  factorCalculoIVA: z.string().trim().regex(/^0(\.\d{1,4})?$|^1(\.0{1,4})?$/, 'must be a factor between 0 and 1 with up to 4 decimals').optional(),
+  factorCalculoIVA: str().trim().regex(/^0(\.\d{1,4})?$|^1(\.0{1,4})?$/, 'must be a factor between 0 and 1 with up to 4 decimals').optional(),
 });
 
 export const LineaInput = z.object({
   numeroLinea: Integer(1, 1000),
-  codigo: z.string().trim().regex(/^\d{13}$/, 'must be a 13-digit CABYS code'),
+  codigo: str().trim().regex(/^\d{13}$/, 'must be a 13-digit CABYS code'),
   detalle: text(3, 200),
   cantidad: z
-    .union([z.number().finite(), z.string().trim().regex(/^-?\d+(\.\d+)?$/, 'must be a number')])
+    .union([z.number().finite(), str().trim().regex(/^-?\d+(\.\d+)?$/, 'must be a number')])
     .transform(String)
     .pipe(
       z
@@ -111,8 +129,8 @@ export const LineaInput = z.object({
         .refine((v) => !v.startsWith('-') && !/^0+(\.0+)?$/.test(v), 'must be greater than 0')
         .refine((v) => /^\d{1,13}(\.\d{1,3})?$/.test(v), 'must have at most 13 integer digits and 3 decimals'),
     ),
-  unidadMedida: z.string().trim().min(1, 'is required'),
-  unidadMedidaComercial: z.string().trim().max(20, 'must have at most 20 characters').optional(),
+  unidadMedida: str().trim().min(1, 'is required'),
+  unidadMedidaComercial: str().trim().max(20, 'must have at most 20 characters').optional(),
   precioUnitario: MoneyString,
   subTotal: MoneyString,
   descuento: MoneyString.optional(),
@@ -135,7 +153,7 @@ export const OtroCargoInput = z.object({
   tipoDocumento: Code2,
   detalle: text(1, 160),
   montoCargo: MoneyString,
-  porcentaje: z.string().trim().regex(/^\d{1,4}(\.\d{1,5})?$/, 'must be a percentage in a string, e.g. "10"').optional(),
+  porcentaje: str().trim().regex(/^\d{1,4}(\.\d{1,5})?$/, 'must be a percentage in a string, e.g. "10"').optional(),
   nombreTercero: text(5, 100).optional(),
   // fecr extensions
   tipoDocumentoOtros: text(5, 100).optional(),
@@ -180,9 +198,9 @@ const resumenTotals = Object.fromEntries(RESUMEN_TOTAL_FIELDS.map((f) => [f, Num
 
 export const ResumenInput = z.object({
   codigoTipoMoneda: z.object({
-    codigoMoneda: z.string().trim().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code, e.g. "CRC"'),
+    codigoMoneda: str().trim().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code, e.g. "CRC"'),
     tipoCambio: z
-      .union([z.string().trim(), z.number().finite()])
+      .union([str().trim(), z.number().finite()])
       .transform(String)
       .pipe(z.string().regex(DECIMAL, 'must be a positive decimal, e.g. "512.34"'))
       .optional(),
@@ -193,7 +211,7 @@ export const ResumenInput = z.object({
 
 export const ReferenciaInput = z.object({
   tipoDocIR: Code2,
-  numero: z.string().trim().max(50, 'must have at most 50 characters').optional(),
+  numero: str().trim().max(50, 'must have at most 50 characters').optional(),
   fechaEmision: DateTimeText,
   codigo: Code2.optional(),
   razon: text(3, 180).optional(),
@@ -202,28 +220,28 @@ export const ReferenciaInput = z.object({
 });
 
 export const DocumentBody = z.object({
-  emisor: z.union([z.string().trim().min(1, 'is required'), z.number().int().positive()]).transform(String),
+  emisor: z.union([str().trim().min(1, 'is required'), z.number().int().positive()]).transform(String),
   numeroReferencia: Integer(1, 9_999_999_999),
   codigoActividad: z
-    .union([z.string().trim(), z.number().int().nonnegative()])
+    .union([str().trim(), z.number().int().nonnegative()])
     .transform((v) => (typeof v === 'number' ? String(v).padStart(6, '0') : v))
     .pipe(z.string().length(6, 'must be the 6-character economic activity code, e.g. "620100"')),
-  tipoDoc: z.union([z.string().trim(), z.number().int()]).transform(String),
-  folioType: z.literal('INVOICE', { error: 'must be "INVOICE"' }),
+  tipoDoc: z.union([str().trim(), z.number().int()]).transform(String),
+  folioType: z.literal('INVOICE', { error: fixedValueError('must be "INVOICE"') }),
   fechaEmision: DateTimeText,
-  receptor: z.union([z.literal(''), ReceptorInput], { error: 'must be a receiver object, or "" for a ticket without receiver' }),
+  receptor: z.union([z.literal(''), ReceptorInput], { error: fixedValueError('must be a receiver object, or "" for a ticket without receiver') }),
   detalleServicio: z.array(LineaInput).min(1, 'must have at least one line').max(1000, 'must have at most 1000 lines'),
   otrosCargos: z.array(OtroCargoInput).max(15, 'must have at most 15 entries').optional(),
   resumenFactura: ResumenInput,
   // fecr extensions (documented in the README)
   sucursal: Integer(1, 999).optional(),
   terminal: Integer(1, 99_999).optional(),
-  situacion: z.enum(['1', '2', '3'], { error: 'must be "1" (normal), "2" (contingencia) or "3" (sin internet)' }).optional(),
+  situacion: z.enum(['1', '2', '3'], { error: fixedValueError('must be "1" (normal), "2" (contingencia) or "3" (sin internet)') }).optional(),
   condicionVenta: Code2.optional(),
   condicionVentaOtros: text(5, 100).optional(),
   plazoCredito: Integer(0, 99_999).optional(),
   proveedorSistemas: text(1, 20).optional(),
-  codigoActividadReceptor: z.string().trim().length(6, 'must be a 6-character activity code').optional(),
+  codigoActividadReceptor: str().trim().length(6, 'must be a 6-character activity code').optional(),
   informacionReferencia: z.array(ReferenciaInput).max(10, 'must have at most 10 entries').optional(),
 });
 export type DocumentBody = z.infer<typeof DocumentBody>;
@@ -233,28 +251,28 @@ export type ImpuestoInput = z.infer<typeof ImpuestoInput>;
 /** The issuer record, in the spec's registration shape (plus optional `nombre`, `proveedorSistemas`). */
 export const IssuerRecord = z.object({
   identificacion: z
-    .union([z.number().int().positive(), z.string().trim().regex(/^[A-Za-z0-9]{9,12}$/, 'must be 9 to 12 digits')])
+    .union([z.number().int().positive(), str().trim().regex(/^[A-Za-z0-9]{9,12}$/, 'must be 9 to 12 digits')])
     .transform(String),
   tipoIdentificacion: z
-    .union([z.number().int(), z.string().trim()])
+    .union([z.number().int(), str().trim()])
     .transform((v) => String(v).padStart(2, '0'))
     .pipe(z.enum(['01', '02', '03', '04'], { error: 'must be 1 (física), 2 (jurídica), 3 (DIMEX) or 4 (NITE)' })),
   codigoActividad: z
-    .union([z.number().int().nonnegative(), z.string().trim()])
+    .union([z.number().int().nonnegative(), str().trim()])
     .transform((v) => (typeof v === 'number' ? String(v).padStart(6, '0') : v))
     .pipe(z.string().length(6, 'must be the 6-character economic activity code')),
   sucursal: Integer(1, 999),
   nombreComercial: text(3, 80),
-  telefono: z.string().trim().min(8, 'must be a phone number'),
+  telefono: str().trim().min(8, 'must be a phone number'),
   correoElectronico: Email,
   ubicacion: UbicacionInput,
   ambiente: z.union([z.literal(1), z.literal(2), z.literal('1'), z.literal('2')], {
-    error: 'must be 1 (production) or 2 (testing/sandbox)',
+    error: fixedValueError('must be 1 (production) or 2 (testing/sandbox)'),
   }).transform(Number),
-  usuarioHacienda: z.string().trim().min(1, 'is required'),
-  claveHacienda: z.string().min(1, 'is required'),
-  pinCertificado: z.string().min(1, 'is required'),
-  certificadoHacienda: z.string().trim().min(1, 'is required'),
+  usuarioHacienda: str().trim().min(1, 'is required'),
+  claveHacienda: str().min(1, 'is required'),
+  pinCertificado: str().min(1, 'is required'),
+  certificadoHacienda: str().trim().min(1, 'is required'),
   // fecr extensions
   nombre: text(5, 100).optional(),
   proveedorSistemas: text(1, 20).optional(),

@@ -63,8 +63,40 @@ export function escapeAttr(s: string): string {
   );
 }
 
-/** Characters XML 1.0 cannot carry at all; input containing them must be rejected before building. */
-export const INVALID_XML_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
+/**
+ * Characters XML 1.0 cannot carry at all (its production Char): C0 controls other than TAB, LF and CR, U+FFFE,
+ * U+FFFF and lone surrogates (UTF-16 halves without their pair). Input containing them is rejected by the input
+ * schema (src/core/input/schema.ts); the writers below refuse them too, as a last line of defence.
+ */
+export const INVALID_XML_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The code point (a UTF-16 unit for a lone surrogate) of the first character XML cannot carry, or undefined. */
+export function forbiddenXmlChar(s: string): number | undefined {
+  const m = INVALID_XML_CHARS.exec(s);
+  return m ? m[0].charCodeAt(0) : undefined;
+}
+
+/** `contains U+0007, not allowed in XML`: the finding's message for such a character. */
+export function forbiddenXmlCharMessage(codePoint: number): string {
+  return `contains U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}, not allowed in XML`;
+}
+
+/** Thrown by the writers when a text or attribute value holds a character XML cannot carry. */
+export class XmlCharError extends Error {
+  constructor(
+    /** Element names from the root's child down (`Emisor/Nombre`), `@name` for an attribute. */
+    readonly where: string,
+    readonly codePoint: number,
+  ) {
+    super(`${where}: ${forbiddenXmlCharMessage(codePoint)}`);
+    this.name = 'XmlCharError';
+  }
+}
+
+function checkChars(value: string, where: () => string): void {
+  const cp = forbiddenXmlChar(value);
+  if (cp !== undefined) throw new XmlCharError(where(), cp);
+}
 
 function attrOrder(a: string, b: string): number {
   // C14N: namespace declarations first (default namespace first, then by prefix), then attributes.
@@ -78,25 +110,44 @@ function attrOrder(a: string, b: string): number {
 /** Serializes an element tree canonically. */
 export function serialize(node: XmlNode): string {
   const out: string[] = [];
-  write(node, out);
+  write(node, out, undefined);
   return out.join('');
 }
 
-function write(node: XmlNode, out: string[]): void {
+/** Where a value sits, for XmlCharError: the element names below the root, `/`-separated. */
+interface Trail {
+  name: string;
+  up: Trail | undefined;
+}
+
+function trailText(t: Trail | undefined, attr?: string): string {
+  const names: string[] = [];
+  for (let at = t; at; at = at.up) names.unshift(at.name);
+  if (names.length > 1) names.shift(); // the root is implied
+  return names.join('/') + (attr ? `@${attr}` : '');
+}
+
+function write(node: XmlNode, out: string[], up: Trail | undefined): void {
   if (typeof node === 'string') {
+    checkChars(node, () => trailText(up));
     out.push(escapeText(node));
     return;
   }
-  writeStart(node.name, node.attrs, out);
-  if (node.children) for (const c of node.children) write(c, out);
+  const here: Trail = { name: node.name, up };
+  writeStart(node.name, node.attrs, out, here);
+  if (node.children) for (const c of node.children) write(c, out, here);
   out.push('</', node.name, '>');
 }
 
-function writeStart(name: string, attrs: Record<string, string> | undefined, out: string[]): void {
+function writeStart(name: string, attrs: Record<string, string> | undefined, out: string[], here: Trail): void {
   out.push('<', name);
   if (attrs) {
     const keys = Object.keys(attrs).sort(attrOrder);
-    for (const k of keys) out.push(' ', k, '="', escapeAttr(attrs[k]!), '"');
+    for (const k of keys) {
+      const v = attrs[k]!;
+      checkChars(v, () => trailText(here, k));
+      out.push(' ', k, '="', escapeAttr(v), '"');
+    }
   }
   out.push('>');
 }
@@ -114,15 +165,23 @@ export function serializeExclusive(
   rendered: Readonly<Record<string, string>> = {},
 ): string {
   const out: string[] = [];
-  writeExclusive(node, namespaces, rendered, out);
+  writeExclusive(node, namespaces, rendered, out, undefined);
   return out.join('');
 }
 
-function writeExclusive(node: XmlNode, ns: Readonly<Record<string, string>>, rendered: Readonly<Record<string, string>>, out: string[]): void {
+function writeExclusive(
+  node: XmlNode,
+  ns: Readonly<Record<string, string>>,
+  rendered: Readonly<Record<string, string>>,
+  out: string[],
+  up: Trail | undefined,
+): void {
   if (typeof node === 'string') {
+    checkChars(node, () => trailText(up));
     out.push(escapeText(node));
     return;
   }
+  const here: Trail = { name: node.name, up };
   const colon = node.name.indexOf(':');
   let attrs = node.attrs;
   let inScope = rendered;
@@ -135,7 +194,7 @@ function writeExclusive(node: XmlNode, ns: Readonly<Record<string, string>>, ren
       inScope = { ...rendered, [prefix]: uri };
     }
   }
-  writeStart(node.name, attrs, out);
-  if (node.children) for (const c of node.children) writeExclusive(c, ns, inScope, out);
+  writeStart(node.name, attrs, out, here);
+  if (node.children) for (const c of node.children) writeExclusive(c, ns, inScope, out, here);
   out.push('</', node.name, '>');
 }
