@@ -13,6 +13,7 @@ import { currentKey } from '../service/keys.js';
 import { closeLookups } from '../service/lookups.js';
 import { openService, type OpenedService } from '../service/runtime.js';
 import { createTokenVerifier } from '../service/tokens.js';
+import { webhookTargetPolicy } from '../service/webhook-targets.js';
 import { acceptCallback, startWorker, type Worker, type WorkerOptions } from '../service/worker.js';
 import { buildApiApp } from './api-app.js';
 import { buildAuthApp } from './auth-app.js';
@@ -56,6 +57,11 @@ export interface ServiceOptions {
   /** Env local: use the emulator at this URL instead of starting an embedded one (several processes, one emulator). */
   haciendaUrl?: string;
   emulatorDelayMs?: number;
+  /**
+   * With environment sandbox|production, webhook URLs must point at public addresses (webhook-targets.ts) unless
+   * this is set (`--allow-private-webhooks`) or FECR_ALLOW_PRIVATE_WEBHOOKS=1. Env local allows any target.
+   */
+  allowPrivateWebhooks?: boolean;
   worker?: WorkerOptions | false;
   warn?: (message: string) => void;
 }
@@ -98,6 +104,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     ...(external ? { endpoints: resolveEndpoints('local', { baseUrl: external }) } : {}),
     emulatorDelayMs: opts.emulatorDelayMs,
     warn: opts.warn,
+    webhookTargets: webhookTargetPolicy(environment, { allowPrivate: opts.allowPrivateWebhooks, env: opts.env }),
   });
   const { ctx } = opened;
   const host = opts.host ?? '127.0.0.1';

@@ -6,6 +6,7 @@
 import type { Store } from '../store/index.js';
 import type { Account as AccountRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
+import { checkWebhookTarget, WebhookTargetError } from './webhook-targets.js';
 
 /** 1-64 characters of `[A-Za-z0-9_.-]`. */
 export const BASE_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -88,7 +89,11 @@ function checkPassword(password: string): void {
   }
 }
 
-function checkWebhookUrl(url: string): void {
+/**
+ * The URL's shape, then (hosted: ctx.webhookTargets.publicOnly) its target: a literal IP or every address its name
+ * resolves to must be public (see webhook-targets.ts). Throws AccountError invalid_webhook_url.
+ */
+async function checkWebhookUrl(ctx: ServiceContext, url: string): Promise<void> {
   let u: URL;
   try {
     u = new URL(url);
@@ -99,6 +104,12 @@ function checkWebhookUrl(url: string): void {
     throw new AccountError('invalid_webhook_url', `the webhook URL must use http or https: ${url}`);
   }
   if (u.username || u.password) throw new AccountError('invalid_webhook_url', 'the webhook URL must not carry credentials');
+  try {
+    await checkWebhookTarget(ctx.webhookTargets, u);
+  } catch (e) {
+    if (e instanceof WebhookTargetError) throw new AccountError('invalid_webhook_url', `webhook URL refused: ${e.message}`);
+    throw e;
+  }
 }
 
 /** argon2 (a native addon) is loaded on the first hash or verify: most local commands never need it. */
@@ -155,7 +166,7 @@ function isUniqueViolation(e: unknown): boolean {
 export async function createAccount(ctx: ServiceContext, input: CreateAccountInput): Promise<{ account: AccountInfo; webhookSecret: string | null }> {
   checkBase(input.base);
   checkPassword(input.password);
-  if (input.webhookUrl !== undefined) checkWebhookUrl(input.webhookUrl);
+  if (input.webhookUrl !== undefined) await checkWebhookUrl(ctx, input.webhookUrl);
   const exists = await ctx.store.db.selectFrom('accounts').select('id').where('base', '=', input.base).executeTakeFirst();
   if (exists) throw new AccountError('account_exists', `an account named ${JSON.stringify(input.base)} already exists`);
   const passwordHash = await hashPassword(input.password);
@@ -223,7 +234,7 @@ export async function setPassword(ctx: ServiceContext, base: string, password: s
  * Throws account_not_found | invalid_webhook_url.
  */
 export async function setWebhook(ctx: ServiceContext, base: string, url: string): Promise<{ secret: string }> {
-  checkWebhookUrl(url);
+  await checkWebhookUrl(ctx, url);
   await getRow(ctx, base);
   const secret = newWebhookSecret(ctx);
   await ctx.store.db
@@ -267,7 +278,7 @@ export async function verifyCredentials(ctx: ServiceContext, base: string, passw
  * invalid_webhook_url.
  */
 export async function pointWebhook(ctx: ServiceContext, accountId: number, url: string | null): Promise<{ url: string | null; secret: string | null }> {
-  if (url !== null) checkWebhookUrl(url);
+  if (url !== null) await checkWebhookUrl(ctx, url);
   const row = await ctx.store.db.selectFrom('accounts').select(['base', 'webhook_secret_enc']).where('id', '=', accountId).executeTakeFirst();
   if (!row) throw new AccountError('account_not_found', `no account with id ${accountId}`);
   const secret = url !== null && !row.webhook_secret_enc ? newWebhookSecret(ctx) : null;

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { HaciendaEndpoints } from '../hacienda/index.js';
 import type { Store } from '../store/index.js';
 import type { SecretBox } from './secrets.js';
+import type { WebhookTargetPolicy } from './webhook-targets.js';
 
 export type HaciendaEnvironment = 'local' | 'sandbox' | 'production';
 
@@ -18,4 +19,9 @@ export interface ServiceContext {
   randomBytes: (n: number) => Buffer;
   /** Which Hacienda the worker and the lookups talk to, and its endpoints (the emulator's in env local). */
   hacienda: { environment: HaciendaEnvironment; endpoints: HaciendaEndpoints };
+  /**
+   * Where account webhooks may point (webhook-targets.ts), checked at registration and at every delivery.
+   * `fecr serve` with --env sandbox|production sets publicOnly; absent (the CLI's local mode, env local): anywhere.
+   */
+  webhookTargets?: WebhookTargetPolicy;
 }

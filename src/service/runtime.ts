@@ -12,6 +12,7 @@ import { resolveEndpoints, startEmulator, type HaciendaEndpoints, type RunningEm
 import { openSqliteStore, openStore, redactDatabaseUrl, type Store } from '../store/index.js';
 import type { HaciendaEnvironment, ServiceContext } from './context.js';
 import { loadMasterKey, SecretBox } from './secrets.js';
+import type { WebhookTargetPolicy } from './webhook-targets.js';
 
 /** fecr's data dir: --data-dir, else FECR_DATA_DIR, else the platform's data dir for "fecr". */
 export function resolveDataDir(env: Record<string, string | undefined>, flag?: string): string {
@@ -54,6 +55,8 @@ export interface OpenServiceOptions {
   logger?: Logger;
   warn?: (message: string) => void;
   now?: () => number;
+  /** Where account webhooks may point (`fecr serve`: webhookTargetPolicy(environment, …)); default anywhere. */
+  webhookTargets?: WebhookTargetPolicy;
 }
 
 export interface OpenedService {
@@ -104,6 +107,7 @@ export async function openService(opts: OpenServiceOptions): Promise<OpenedServi
     now: opts.now ?? (() => Date.now()),
     randomBytes: (n) => randomBytes(n),
     hacienda: { environment, endpoints },
+    ...(opts.webhookTargets ? { webhookTargets: opts.webhookTargets } : {}),
   };
   return {
     ctx,

@@ -9,13 +9,21 @@
  * 2xx → `entregado`; anything else → exponential backoff with jitter (5 s, 10 s, … capped at 1 h) until the retry
  * window (24 h from when the job was queued) is over → `fallido`. A replay queues a new job for the same delivery
  * (same `webhook-id`), with a new window. Every attempt is logged (no secrets, URL origin only).
+ *
+ * A receiver cannot hold a worker: 5 s to connect, 10 s for the response headers, 10 s between body chunks, and
+ * the whole attempt is cut at their sum (25 s) whatever the receiver trickles. At most 64 KiB of the response body
+ * is read (then the connection is dropped): only the status counts. With a publicOnly target policy (hosted,
+ * webhook-targets.ts) the Agent's connector refuses a non-public address before the socket connects, checking the
+ * address the name resolves to now (DNS rebinding); such an attempt is a failed attempt like a network error.
  */
+import { isIP } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import type { DeliveryState, Job, WebhookDelivery } from '../store/schema.js';
 import { getWebhook } from './accounts.js';
 import type { ServiceContext } from './context.js';
 import { completeJob, enqueueJob, rescheduleJob, type Executor } from './jobs.js';
+import { guardedLookup, HINT, nonPublicReason, normalizeHost, WebhookTargetError, type WebhookTargetPolicy } from './webhook-targets.js';
 
 /** The spec's webhook payload. */
 export interface WebhookPayload {
@@ -81,7 +89,9 @@ export interface WebhookSenderOptions {
   /** Time to wait for the response headers (default 10 s) and between body chunks (default 10 s). */
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
-  /** Use this dispatcher instead of an own Agent. */
+  /** The whole attempt, connect to last byte read (default connect + headers + body timeouts: 25 s). */
+  attemptTimeoutMs?: number;
+  /** Use this dispatcher instead of an own Agent (it then has no target guard: tests only). */
   dispatcher?: Dispatcher;
   /** Random source for jitter (default Math.random). */
   random?: () => number;
@@ -94,6 +104,8 @@ export type AttemptOutcome =
   | { result: 'skipped'; reason: string };
 
 const USER_AGENT = 'fecr-webhooks/1';
+/** The most of a receiver's response body ever read; the rest is not read (the connection is dropped). */
+export const RESPONSE_BODY_LIMIT = 64 * 1024;
 
 /** Sends webhook deliveries: one attempt per `webhook` job run. */
 export class WebhookSender {
@@ -105,20 +117,25 @@ export class WebhookSender {
     private readonly ctx: ServiceContext,
     opts: WebhookSenderOptions = {},
   ) {
+    const connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
+    const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
+    const bodyTimeoutMs = opts.bodyTimeoutMs ?? 10_000;
     this.o = {
       retryWindowMs: opts.retryWindowMs ?? 24 * 3600_000,
       backoffBaseMs: opts.backoffBaseMs ?? 5_000,
       backoffMaxMs: opts.backoffMaxMs ?? 3600_000,
-      connectTimeoutMs: opts.connectTimeoutMs ?? 5_000,
-      headersTimeoutMs: opts.headersTimeoutMs ?? 10_000,
-      bodyTimeoutMs: opts.bodyTimeoutMs ?? 10_000,
+      connectTimeoutMs,
+      headersTimeoutMs,
+      bodyTimeoutMs,
+      attemptTimeoutMs: opts.attemptTimeoutMs ?? connectTimeoutMs + headersTimeoutMs + bodyTimeoutMs,
       random: opts.random ?? Math.random,
     };
     this.ownsDispatcher = !opts.dispatcher;
     this.dispatcher =
       opts.dispatcher ??
       new Agent({
-        connect: { timeout: this.o.connectTimeoutMs },
+        // Checks the address every new connection goes to (hosted: public addresses only).
+        connect: guardedConnector(ctx.webhookTargets, { timeoutMs: this.o.connectTimeoutMs }),
         headersTimeout: this.o.headersTimeoutMs,
         bodyTimeout: this.o.bodyTimeoutMs,
         keepAliveTimeout: 4_000,
@@ -156,6 +173,8 @@ export class WebhookSender {
     if (!webhook) {
       error = 'the account has no webhook URL or secret';
     } else {
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(new AttemptTimeoutError(this.o.attemptTimeoutMs)), this.o.attemptTimeoutMs);
       try {
         const signer = new Webhook(webhook.secret);
         const at = new Date(ctx.now());
@@ -172,12 +191,16 @@ export class WebhookSender {
           body: delivery.payload,
           headersTimeout: this.o.headersTimeoutMs,
           bodyTimeout: this.o.bodyTimeoutMs,
+          signal: deadline.signal,
         });
         status = res.statusCode;
-        await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+        // Only the status counts: read at most RESPONSE_BODY_LIMIT, within the attempt's deadline, then hang up.
+        await res.body.dump({ limit: RESPONSE_BODY_LIMIT, signal: deadline.signal }).catch(() => undefined);
         if (status < 200 || status > 299) error = `HTTP ${status}`;
       } catch (e) {
-        error = errorText(e);
+        error = errorText(deadline.signal.aborted ? deadline.signal.reason : e);
+      } finally {
+        clearTimeout(timer);
       }
     }
     const now = ctx.now();
@@ -317,6 +340,34 @@ export async function replayDelivery(ctx: ServiceContext, accountId: number, del
     .where('w.id', '=', deliveryId)
     .executeTakeFirstOrThrow();
   return toInfo(row);
+}
+
+/**
+ * The undici connector of the webhook Agent: with publicOnly, a literal non-public host is refused at once and names
+ * go through `guardedLookup`; with an injected resolver names resolve through it in any case.
+ */
+function guardedConnector(policy: WebhookTargetPolicy | undefined, opts: { timeoutMs: number }): buildConnector.connector {
+  const base = buildConnector({ timeout: opts.timeoutMs, ...(policy && (policy.publicOnly || policy.resolve) ? { lookup: guardedLookup(policy) } : {}) });
+  return (options, callback) => {
+    if (policy?.publicOnly) {
+      const host = normalizeHost(options.hostname);
+      if (isIP(host)) {
+        const why = nonPublicReason(host);
+        if (why) {
+          callback(new WebhookTargetError(`webhook target refused: ${host} is ${why}; ${HINT}`), null);
+          return;
+        }
+      }
+    }
+    base(options, callback);
+  };
+}
+
+class AttemptTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`the receiver took longer than ${ms} ms (attempt timeout)`);
+    this.name = 'AttemptTimeoutError';
+  }
 }
 
 function safeOrigin(url: string): string {

@@ -6,17 +6,29 @@ export interface DataDirFlag {
   dataDir?: string;
 }
 
+/** Where the service delivers: sandbox/production accept only public webhook targets (webhook-targets.ts). */
+export interface WebhookTargetFlags {
+  env?: string;
+  allowPrivateWebhooks?: boolean;
+}
+
 export function defineAccountCommands(program: Command, ctx: Ctx): void {
   const accounts = program.command('accounts').description('client accounts of the service (local data dir)');
   const dd = (c: Command) => c.option('--data-dir <dir>', 'data dir (default FECR_DATA_DIR or the platform data dir)');
+  const targets = (c: Command) =>
+    c
+      .option('--env <env>', "the service's Hacienda environment: local, or sandbox/production (webhook URL must be a public address)", 'local')
+      .option('--allow-private-webhooks', 'with --env sandbox/production, accept a loopback, private or other non-public webhook target (also FECR_ALLOW_PRIVATE_WEBHOOKS=1)');
   dd(
-    accounts
-      .command('create')
-      .description('create an account; the password is read from stdin with --password-stdin')
-      .argument('<base>', 'account name (the "base" of login)')
-      .option('--password-stdin', 'read the password from stdin (first line)')
-      .option('--webhook-url <url>', 'where to deliver Hacienda verdicts (prints the signing secret once)')
-      .option('--json', 'print as JSON'),
+    targets(
+      accounts
+        .command('create')
+        .description('create an account; the password is read from stdin with --password-stdin')
+        .argument('<base>', 'account name (the "base" of login)')
+        .option('--password-stdin', 'read the password from stdin (first line)')
+        .option('--webhook-url <url>', 'where to deliver Hacienda verdicts (prints the signing secret once)')
+        .option('--json', 'print as JSON'),
+    ),
   ).action(async (base: string, opts) => (await import('./run.js')).create(ctx, base, opts));
   dd(accounts.command('list').description('list accounts').option('--json', 'print as JSON')).action(async (opts) =>
     (await import('./run.js')).list(ctx, opts),
@@ -31,11 +43,13 @@ export function defineAccountCommands(program: Command, ctx: Ctx): void {
     accounts.command('passwd').description('set the password of an account').argument('<base>').option('--password-stdin', 'read the password from stdin'),
   ).action(async (base: string, opts) => (await import('./run.js')).passwd(ctx, base, opts));
   dd(
-    accounts
-      .command('set')
-      .description('change settings of an account')
-      .argument('<base>')
-      .requiredOption('--webhook-url <url>', 'webhook URL (prints the new signing secret once)'),
+    targets(
+      accounts
+        .command('set')
+        .description('change settings of an account')
+        .argument('<base>')
+        .requiredOption('--webhook-url <url>', 'webhook URL (prints the new signing secret once)'),
+    ),
   ).action(async (base: string, opts) => (await import('./run.js')).set(ctx, base, opts));
 
   const keys = program.command('keys').description('token signing keys of the auth server');

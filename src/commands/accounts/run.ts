@@ -4,7 +4,8 @@ import { readAll, writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
 import { renderTable } from '../../cli/table.js';
 import { withLocalService } from '../local.js';
-import type { DataDirFlag } from './index.js';
+import type { ServiceContext } from '../../service/context.js';
+import type { DataDirFlag, WebhookTargetFlags } from './index.js';
 
 async function passwordFromStdin(ctx: Ctx, flag: boolean | undefined): Promise<string> {
   if (!flag) throw new UsageError('pass the password on stdin with --password-stdin (it is never taken as an argument)');
@@ -23,15 +24,33 @@ async function userErrors<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof AccountError) throw new UserError(e.message);
+    if (e instanceof AccountError) {
+      // A webhook target refused by the hosted policy: the operator may allow it.
+      if (e.code === 'invalid_webhook_url' && e.message.startsWith('webhook URL refused:')) throw new UserError(`${e.message} (--allow-private-webhooks allows it)`);
+      throw new UserError(e.message);
+    }
     throw e;
   }
 }
 
-export async function create(ctx: Ctx, base: string, opts: DataDirFlag & { passwordStdin?: boolean; webhookUrl?: string; json?: boolean }): Promise<void> {
+/** The service context with the webhook target policy of --env / --allow-private-webhooks / FECR_ALLOW_PRIVATE_WEBHOOKS. */
+async function targetPolicy(ctx: Ctx, f: WebhookTargetFlags): Promise<(svc: ServiceContext) => ServiceContext> {
+  const env = f.env ?? 'local';
+  if (env !== 'local' && env !== 'sandbox' && env !== 'production') throw new UsageError('--env must be local, sandbox or production');
+  const { webhookTargetPolicy } = await import('../../service/webhook-targets.js');
+  const webhookTargets = webhookTargetPolicy(env, { allowPrivate: f.allowPrivateWebhooks, env: ctx.io.env });
+  return (svc) => ({ ...svc, webhookTargets });
+}
+
+export async function create(
+  ctx: Ctx,
+  base: string,
+  opts: DataDirFlag & WebhookTargetFlags & { passwordStdin?: boolean; webhookUrl?: string; json?: boolean },
+): Promise<void> {
+  const withPolicy = await targetPolicy(ctx, opts);
   const password = await passwordFromStdin(ctx, opts.passwordStdin);
   const { createAccount } = await accountsModule();
-  const r = await userErrors(() => withLocalService(ctx, opts.dataDir, (svc) => createAccount(svc, { base, password, webhookUrl: opts.webhookUrl })));
+  const r = await userErrors(() => withLocalService(ctx, opts.dataDir, (svc) => createAccount(withPolicy(svc), { base, password, webhookUrl: opts.webhookUrl })));
   if (opts.json) return printJson(ctx, { base: r.account.base, webhookUrl: r.account.webhookUrl, webhookSecret: r.webhookSecret });
   info(ctx, `created account ${r.account.base}`);
   if (r.webhookSecret) {
@@ -69,9 +88,10 @@ export async function passwd(ctx: Ctx, base: string, opts: DataDirFlag & { passw
   info(ctx, `password of ${base} changed`);
 }
 
-export async function set(ctx: Ctx, base: string, opts: DataDirFlag & { webhookUrl: string }): Promise<void> {
+export async function set(ctx: Ctx, base: string, opts: DataDirFlag & WebhookTargetFlags & { webhookUrl: string }): Promise<void> {
+  const withPolicy = await targetPolicy(ctx, opts);
   const { setWebhook } = await accountsModule();
-  const { secret } = await userErrors(() => withLocalService(ctx, opts.dataDir, (svc) => setWebhook(svc, base, opts.webhookUrl)));
+  const { secret } = await userErrors(() => withLocalService(ctx, opts.dataDir, (svc) => setWebhook(withPolicy(svc), base, opts.webhookUrl)));
   writeLine(ctx.io.stdout, secret);
   info(ctx, `webhook of ${base} set to ${opts.webhookUrl}; the line above is its signing secret, shown only now`);
 }

@@ -18,6 +18,7 @@ export interface ServeFlags {
   database?: string;
   role: string;
   haciendaUrl?: string;
+  allowPrivateWebhooks?: boolean;
 }
 
 export function defineServeCommand(program: Command, ctx: Ctx): void {
@@ -36,5 +37,9 @@ export function defineServeCommand(program: Command, ctx: Ctx): void {
     .option('--auth-jwks-url <url>', "verify tokens with this JWKS (the auth server's /.well-known/jwks.json) instead of the keys in the store")
     .option('--hacienda-url <url>', 'env local: use the Hacienda emulator at this URL instead of an embedded one')
     .option('--emulator-delay <ms>', 'env local: the emulator processing delay', '200')
+    .option(
+      '--allow-private-webhooks',
+      'env sandbox/production: let accounts point webhooks at loopback, private, link-local and other non-public addresses (also FECR_ALLOW_PRIVATE_WEBHOOKS=1)',
+    )
     .action(async (opts: ServeFlags) => (await import('./run.js')).run(ctx, opts));
 }

@@ -41,6 +41,7 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
       publicApiUrl: f.publicApiUrl,
       authJwksUrl: f.authJwksUrl,
       emulatorDelayMs: delay,
+      ...(f.allowPrivateWebhooks ? { allowPrivateWebhooks: true } : {}),
       warn: (m) => ctx.io.stderr.write(`warning: ${m}\n`),
     });
   } catch (e) {
