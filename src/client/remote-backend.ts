@@ -2,7 +2,8 @@
  * The Backend over a hosted fecr's client API (SERVICE-SPEC "Client API" plus the two additive endpoints of
  * src/server/api-extra.ts). HTTP answers map onto BackendError codes: 400/413 → invalid (with the body's
  * `details` as findings), 401 → auth, 404 → null where the interface allows it, else not_found;
- * 429, 5xx and transport failures → unavailable.
+ * 429, 5xx and transport failures → unavailable, after a few retries of 502/503/504 and of a refused or reset
+ * connection (every call is idempotent).
  */
 import type { Finding } from '../core/model.js';
 import {
@@ -33,7 +34,21 @@ export interface RemoteBackendOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Polling of waitForVerdict: first interval, growth factor, ceiling (default 250 ms × 1.5 up to 2 s). */
   poll?: { initialMs?: number; factor?: number; maxMs?: number };
+  /**
+   * Retries of a request the service could not serve for a passing reason (502/503/504: its database connection
+   * dropped, its disk is full, it is restarting; or the connection was reset mid-request): every client-API call
+   * is idempotent (a submission carries its own number, so the same body gives the same clave), so it is sent
+   * again, after Retry-After (at most `maxMs`) or a growing pause. Default 5 retries from 250 ms up to 4 s
+   * (at most ≈ 8 s in all).
+   */
+  retry?: { attempts?: number; baseMs?: number; maxMs?: number };
 }
+
+/**
+ * Transport failures worth another try: the connection dropped mid-request (a restart, a proxy). A refused
+ * connection is not retried: the service is down, and saying so at once is better than a silent wait.
+ */
+const RETRIABLE_NETWORK = /ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|other side closed/;
 
 const DECIDED = new Set(['aceptado', 'rechazado', 'error']);
 
@@ -66,6 +81,26 @@ export class RemoteBackend implements Backend {
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.poll = { initialMs: opts.poll?.initialMs ?? 250, factor: opts.poll?.factor ?? 1.5, maxMs: opts.poll?.maxMs ?? 2000 };
+    this.retry = { attempts: opts.retry?.attempts ?? 5, baseMs: opts.retry?.baseMs ?? 250, maxMs: opts.retry?.maxMs ?? 4000 };
+  }
+
+  private readonly retry: Required<NonNullable<RemoteBackendOptions['retry']>>;
+
+  /** POSTs, sending again while the answer is a passing failure (see `retry`); the last answer or error stands. */
+  private async postWithRetry(path: string, body: unknown): Promise<HttpResponse> {
+    for (let attempt = 0; ; attempt++) {
+      let res: HttpResponse | undefined;
+      try {
+        res = await this.http.postJson(`${this.base}${path}`, body, { token: this.opts.token });
+      } catch (e) {
+        if (!(e instanceof NetworkError) || !RETRIABLE_NETWORK.test(e.reason) || attempt >= this.retry.attempts) throw e;
+      }
+      if (res && !(res.status === 502 || res.status === 503 || res.status === 504)) return res;
+      if (res && attempt >= this.retry.attempts) return res;
+      const after = Number(res?.headers['retry-after']);
+      const pause = Number.isFinite(after) && after >= 0 ? after * 1000 : this.retry.baseMs * 2 ** attempt * (0.75 + Math.random() / 2);
+      await this.sleep(Math.min(this.retry.maxMs, pause));
+    }
   }
 
   /** POSTs to a client-API path; returns the success body, or null for a 404 when `nullOn404`. */
@@ -74,7 +109,7 @@ export class RemoteBackend implements Backend {
   private async call<T>(path: string, body: unknown, nullOn404 = false): Promise<T | null> {
     let res: HttpResponse;
     try {
-      res = await this.http.postJson(`${this.base}${path}`, body, { token: this.opts.token });
+      res = await this.postWithRetry(path, body);
     } catch (e) {
       if (e instanceof NetworkError) throw new BackendError('unavailable', e.message);
       throw e;

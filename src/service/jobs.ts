@@ -317,6 +317,20 @@ export async function unregisterWorker(db: Executor, id: string): Promise<void> 
  * held longer than that by an owner that never registered (killed before its first heartbeat). Returns the
  * owners whose jobs were unlocked.
  */
+/**
+ * Frees the jobs a live queue worker still holds although it runs none of them: graphile-worker records a job's
+ * end (complete or fail) after the task returned, without waiting; when the database connection drops at that
+ * moment, the job stays locked by a pool that is alive, and nothing else would free it for hours. Only jobs
+ * locked more than `olderThanMs` ago and not in `running` are freed (a job just fetched is never touched).
+ * Returns the ids freed.
+ */
+export async function unlockOwnOrphans(db: Executor, owner: string, running: readonly number[], olderThanMs: number): Promise<number[]> {
+  const r = await sql<{ id: string }>`update graphile_worker._private_jobs set locked_by = null, locked_at = null
+    where locked_by = ${owner} and locked_at < now() - make_interval(secs => ${olderThanMs / 1000})
+    and not (id = any(${running.map(String)}::bigint[])) returning id`.execute(db);
+  return r.rows.map((row) => Number(row.id));
+}
+
 export async function unlockDeadWorkers(db: Executor, now: Millis, deadAfterMs: number): Promise<string[]> {
   return db.transaction().execute(async (trx) => {
     const dead = await trx.deleteFrom('queue_workers').where('seen_at', '<', now - deadAfterMs).returning('id').execute();

@@ -50,6 +50,7 @@ import {
   renewLeases,
   rescheduleJob,
   unlockDeadWorkers,
+  unlockOwnOrphans,
   unregisterWorker,
   type QueuePayload,
 } from './jobs.js';
@@ -288,6 +289,11 @@ class QueueWorker implements Worker {
       const freed = await unlockDeadWorkers(db, now, this.o.leaseMs);
       if (freed.length > 0) {
         this.log.warn({ deadWorkers: freed }, 'unlocked the jobs of workers that stopped (no heartbeat)');
+        this.wake();
+      }
+      const orphans = await unlockOwnOrphans(db, this.owner, [...this.inflight.keys()], this.o.leaseMs);
+      if (orphans.length > 0) {
+        this.log.warn({ jobs: orphans }, 'unlocked jobs whose end could not be recorded (database connection lost)');
         this.wake();
       }
     } catch (e) {

@@ -25,7 +25,25 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
   const database = f.database ?? (ctx.io.env.FECR_DATABASE_URL || undefined);
   if (database !== undefined && !/^postgres(ql)?:\/\//i.test(database)) throw new UsageError('--database must be a postgres:// URL');
   if (f.haciendaUrl !== undefined && f.env !== 'local') throw new UsageError('--hacienda-url is for --env local (the emulator)');
-  let svc;
+  let svc: Awaited<ReturnType<typeof startService>> | undefined;
+  // A library that records something without awaiting it (graphile-worker ends jobs so) can leave a rejected
+  // promise behind when the database connection drops at that moment. That is a passing store fault, not a
+  // reason to stop serving: it is logged, and the worker frees the job it concerned (see unlockOwnOrphans).
+  // Anything else ends the process as Node would, with one line instead of a stack.
+  const { storeFaultOf } = await import('../../store/faults.js');
+  const onRejection = (reason: unknown) => {
+    const fault = storeFaultOf(reason);
+    if (fault) {
+      const fields = { fault: fault.kind, code: fault.code, err: reason instanceof Error ? reason.message : String(reason) };
+      if (svc) svc.opened.ctx.logger.warn(fields, 'database fault in a background task; carrying on');
+      else writeLine(ctx.io.stderr, `warning: database fault in a background task (${fault.code}); carrying on`);
+      return;
+    }
+    writeLine(ctx.io.stderr, `error: internal error: ${reason instanceof Error ? reason.message : String(reason)}`);
+    if (ctx.debug && reason instanceof Error) writeLine(ctx.io.stderr, String(reason.stack));
+    process.exit(1);
+  };
+  process.on('unhandledRejection', onRejection);
   try {
     svc = await startService({
       dataDir: resolveDataDir(ctx.io.env, f.dataDir),
@@ -64,4 +82,5 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
   await waitForStopSignal();
 
   await svc.close();
+  process.off('unhandledRejection', onRejection);
 }
