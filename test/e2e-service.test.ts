@@ -31,7 +31,7 @@ const ROOT: Record<Kind, string> = {
   'TE extranjero': 'TiqueteElectronico',
 };
 const KINDS = Object.keys(FIVE_KINDS) as Kind[];
-const xsdPath = (file: string) => new URL(`../schemas/xsd/2024/v4.4/${file}`, import.meta.url).pathname;
+const xsdPath = (file: string) => new URL(`../schemas/xsd/2026/v4.4/${file}`, import.meta.url).pathname;
 
 const BASE = 'empresa-e2e';
 const PASSWORD = 'clave-de-prueba-e2e-2026';

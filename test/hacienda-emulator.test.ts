@@ -241,7 +241,7 @@ describe('reception', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fecr-mh-'));
     try {
       writeFileSync(join(dir, 'mh.xml'), xml);
-      const xsd = new URL('../schemas/xsd/2024/v4.4/MensajeHacienda_V4.4.xsd', import.meta.url).pathname;
+      const xsd = new URL('../schemas/xsd/2026/v4.4/MensajeHacienda_V4.4.xsd', import.meta.url).pathname;
       const r = spawnSync('xmllint', ['--noout', '--schema', xsd, join(dir, 'mh.xml')], { encoding: 'utf8' });
       expect(r.status, r.stderr).toBe(0);
     } finally {

@@ -35,12 +35,12 @@ describe('buildComprobanteXml', () => {
 
   it('KINDS metadata covers every kind with its tipo de comprobante and XSD', () => {
     expect(Object.fromEntries(Object.values(KINDS).map((k) => [k.kind, [k.rootName, k.tipoComprobante, k.xsdFile]]))).toEqual({
-      FE: ['FacturaElectronica', '01', '2024/v4.4/FacturaElectronica_V4.4.xsd'],
-      ND: ['NotaDebitoElectronica', '02', '2024/v4.4/NotaDebitoElectronica_V4.4.xsd'],
-      NC: ['NotaCreditoElectronica', '03', '2024/v4.4/NotaCreditoElectronica_V4.4.xsd'],
-      TE: ['TiqueteElectronico', '04', '2024/v4.4/TiqueteElectronico_V4.4.xsd'],
+      FE: ['FacturaElectronica', '01', '2026/v4.4/FacturaElectronica_V4.4.xsd'],
+      ND: ['NotaDebitoElectronica', '02', '2026/v4.4/NotaDebitoElectronica_V4.4.xsd'],
+      NC: ['NotaCreditoElectronica', '03', '2026/v4.4/NotaCreditoElectronica_V4.4.xsd'],
+      TE: ['TiqueteElectronico', '04', '2026/v4.4/TiqueteElectronico_V4.4.xsd'],
       FEC: ['FacturaElectronicaCompra', '08', '2026/v4.4/FacturaElectronicaCompra_V4.4.xsd'],
-      FEE: ['FacturaElectronicaExportacion', '09', '2024/v4.4/FacturaElectronicaExportacion_V4.4.xsd'],
+      FEE: ['FacturaElectronicaExportacion', '09', '2026/v4.4/FacturaElectronicaExportacion_V4.4.xsd'],
       REP: ['ReciboElectronicoPago', '10', '2026/v4.4/ReciboElectronicoPago_V4.4.xsd'],
     });
   });

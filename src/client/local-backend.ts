@@ -36,6 +36,7 @@ import {
 } from './backend.js';
 import { documentStatusFromRow } from './document-status.js';
 import { DocumentWatch } from './document-watch.js';
+import { isClave } from '../core/clave.js';
 
 export interface LocalProfile {
   /** Data dir (default FECR_DATA_DIR, else the platform's data dir). */
@@ -450,14 +451,14 @@ class LocalBackend implements Backend {
 
   /** The document's id and state (no XML). */
   private async stateOf(clave: string): Promise<{ id: number; state: DocumentState } | null> {
-    if (!/^\d{50}$/.test(clave)) return null;
+    if (!isClave(clave)) return null;
     const id = await this.accountId();
     const r = await this.svc.store.db.selectFrom('documents').select(['id', 'state']).where('account_id', '=', id).where('clave', '=', clave).executeTakeFirst();
     return r ?? null;
   }
 
   private async row(clave: string): Promise<DocumentRow | null> {
-    if (!/^\d{50}$/.test(clave)) return null;
+    if (!isClave(clave)) return null;
     const [{ getDocument }, id] = await Promise.all([import('../service/documents.js'), this.accountId()]);
     return getDocument(this.svc, id, clave);
   }

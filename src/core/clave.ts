@@ -65,6 +65,16 @@ export function buildClave(c: ClaveInput): string {
   );
 }
 
+/**
+ * ClaveType of the April-2026 XSDs: 50 letters or digits (the 2024 sets said 50 digits). Whatever matches this is
+ * a clave to look up; `parseClave` then reads its parts.
+ */
+export const CLAVE_PATTERN = /^[A-Za-z0-9]{50}$/;
+
+export function isClave(value: string): boolean {
+  return CLAVE_PATTERN.test(value);
+}
+
 export interface ClaveParts {
   pais: string;
   day: number;
@@ -76,8 +86,13 @@ export interface ClaveParts {
   codigoSeguridad: string;
 }
 
+/**
+ * The parts of a clave (ANEXOS p.66-67). Letters are read where the 2026 ClaveType brought them: the issuer's
+ * identification and the security code. The date, consecutivo and situación stay digits: Hacienda checks them
+ * against the document (-405, -23), so a clave with letters there has no parts to compare.
+ */
 export function parseClave(clave: string): ClaveParts | null {
-  if (!/^506\d{6}[A-Za-z0-9]{12}\d{20}[123]\d{8}$/.test(clave)) return null;
+  if (!/^506\d{6}[A-Za-z0-9]{12}\d{20}[123][A-Za-z0-9]{8}$/.test(clave)) return null;
   return {
     pais: clave.slice(0, 3),
     day: Number(clave.slice(3, 5)),

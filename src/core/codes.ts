@@ -140,7 +140,7 @@ export const TIPOS_OTROS_CARGOS: Record<string, string> = {
   '99': 'Otros Cargos',
 };
 
-/** Nota 9: código de referencia (XSD 2024 set). */
+/** Nota 9: código de referencia (the April-2026 XSDs; 17 only in the recibo electrónico de pago). */
 export const CODIGOS_REFERENCIA: Record<string, string> = {
   '01': 'Anula documento de referencia',
   '02': 'Corrige monto',
@@ -153,10 +153,18 @@ export const CODIGOS_REFERENCIA: Record<string, string> = {
   '10': 'Nota de débito financiera',
   '11': 'Proveedor No Domiciliado',
   '12': 'Crédito por exoneración posterior a la facturación',
+  '13': 'Anula documento de referencia por error material',
+  '14': 'Corrige monto por error material',
+  '15': 'Sustituye comprobante electrónico por error material',
+  '16': 'Sustituye comprobante electrónico rechazado',
+  '17': 'Pago a comprobante electrónico',
   '99': 'Otros',
 };
 
-/** Nota 10: tipo de documento de referencia (XSD 2024 set). */
+/** Códigos de referencia that only the recibo electrónico de pago (REP) accepts. */
+export const CODIGOS_REFERENCIA_SOLO_REP = new Set(['17']);
+
+/** Nota 10: tipo de documento de referencia (the April-2026 XSDs). */
 export const TIPOS_DOC_REFERENCIA: Record<string, string> = {
   '01': 'Factura electrónica',
   '02': 'Nota de débito electrónica',
@@ -176,6 +184,8 @@ export const TIPOS_DOC_REFERENCIA: Record<string, string> = {
   '16': 'Comprobante de Proveedor No Domiciliado',
   '17': 'Nota de Crédito a Factura Electrónica de Compra',
   '18': 'Nota de Débito a Factura Electrónica de Compra',
+  '19': 'Factura Electrónica de Exportación',
+  '20': 'Recibo Electrónico de Pago',
   '99': 'Otros',
 };
 
@@ -189,4 +199,4 @@ export const TIPOS_CODIGO_COMERCIAL = new Set(['01', '02', '03', '04', '99']);
 export const UNIDADES_MEDIDA = new Set<string>(["1", "´", "´´", "°C", "1/m", "A", "A/m", "A/m²", "Acv", "Al", "Alc", "B", "Bq", "C", "C/kg", "C/m²", "C/m³", "Cc", "Cd", "cd/m²", "Cm", "cm", "Cu", "D", "eV", "F", "F/m", "Fa", "G", "Gal", "Gy", "Gy/s", "h", "H", "H/m", "Hz", "I", "J", "J/(kg·K)", "J/(mol·K)", "J/K", "J/kg", "J/m³", "J/mol", "K", "Kat", "kat/m³", "Kg", "kg/m³", "Km", "Kw", "kWh", "L", "Lm", "Ln", "Lx", "M", "m/s", "m/s²", "m²", "m³", "Min", "mL", "Mm", "Mol", "mol/m³", "N", "N/m", "N·m", "Np", "º", "Os", "Otros", "Oz", "Pa", "Pa·s", "Qq", "Rad", "rad/s", "rad/s²", "S", "s", "Sp", "Spe", "Sr", "St", "Sv", "t", "T", "U", "Ua", "Unid", "V", "V/m", "W", "W/(m·K)", "W/(m²·sr)", "W/m²", "W/sr", "Wb", "Ω"]);
 
 /** ISO 4217 codes accepted by CodigoMoneda in the v4.4 XSD. */
-export const MONEDAS = new Set<string>(["AED", "AFN", "ALL", "AMD", "ANG", "AOA", "ARS", "AUD", "AWG", "AZN", "BAM", "BBD", "BDT", "BGN", "BHD", "BIF", "BMD", "BND", "BOB", "BOV", "BRL", "BSD", "BTN", "BWP", "BYR", "BZD", "CAD", "CDF", "CHE", "CHF", "CHW", "CLF", "CLP", "CNY", "COP", "COU", "CRC", "CUC", "CUP", "CVE", "CZK", "DJF", "DKK", "DOP", "DZD", "EGP", "ERN", "ETB", "EUR", "FJD", "FKP", "GBP", "GEL", "GHS", "GIP", "GMD", "GNF", "GTQ", "GYD", "HKD", "HNL", "HRK", "HTG", "HUF", "IDR", "ILS", "INR", "IQD", "IRR", "ISK", "JMD", "JOD", "JPY", "KES", "KGS", "KHR", "KMF", "KPW", "KRW", "KWD", "KYD", "KZT", "LAK", "LBP", "LKR", "LRD", "LSL", "LYD", "MAD", "MDL", "MGA", "MKD", "MMK", "MNT", "MOP", "MRO", "MUR", "MVR", "MWK", "MXN", "MXV", "MYR", "MZN", "NAD", "NGN", "NIO", "NOK", "NPR", "NZD", "OMR", "PAB", "PEN", "PGK", "PHP", "PKR", "PLN", "PYG", "QAR", "RON", "RSD", "RUB", "RWF", "SAR", "SBD", "SCR", "SDG", "SEK", "SGD", "SHP", "SLL", "SOS", "SRD", "SSP", "STD", "SVC", "SYP", "SZL", "THB", "TJS", "TMT", "TND", "TOP", "TRY", "TTD", "TWD", "TZS", "UAH", "UGX", "USD", "USN", "UYI", "UYU", "UZS", "VEF", "VND", "VUV", "WST", "XAF", "XAG", "XAU", "XBA", "XBB", "XBC", "XBD", "XCD", "XDR", "XOF", "XPD", "XPF", "XPT", "XSU", "XTS", "XUA", "XXX", "YER", "ZAR", "ZMW", "ZWL"]);
+export const MONEDAS = new Set<string>(["AED", "AFN", "ALL", "AMD", "ANG", "AOA", "ARS", "AUD", "AWG", "AZN", "BAM", "BBD", "BDT", "BGN", "BHD", "BIF", "BMD", "BND", "BOB", "BOV", "BRL", "BSD", "BTN", "BWP", "BYR", "BZD", "CAD", "CDF", "CHE", "CHF", "CHW", "CLF", "CLP", "CNY", "COP", "COU", "CRC", "CUC", "CUP", "CVE", "CZK", "DJF", "DKK", "DOP", "DZD", "EGP", "ERN", "ETB", "EUR", "FJD", "FKP", "GBP", "GEL", "GHS", "GIP", "GMD", "GNF", "GTQ", "GYD", "HKD", "HNL", "HRK", "HTG", "HUF", "IDR", "ILS", "INR", "IQD", "IRR", "ISK", "JMD", "JOD", "JPY", "KES", "KGS", "KHR", "KMF", "KPW", "KRW", "KWD", "KYD", "KZT", "LAK", "LBP", "LKR", "LRD", "LSL", "LYD", "MAD", "MDL", "MGA", "MKD", "MMK", "MNT", "MOP", "MRO", "MUR", "MVR", "MWK", "MXN", "MXV", "MYR", "MZN", "NAD", "NGN", "NIO", "NOK", "NPR", "NZD", "OMR", "PAB", "PEN", "PGK", "PHP", "PKR", "PLN", "PYG", "QAR", "RON", "RSD", "RUB", "RWF", "SAR", "SBD", "SCR", "SDG", "SEK", "SGD", "SHP", "SLL", "SOS", "SRD", "SSP", "STD", "SVC", "SYP", "SZL", "THB", "TJS", "TMT", "TND", "TOP", "TRY", "TTD", "TWD", "TZS", "UAH", "UGX", "USD", "USN", "UYI", "UYU", "UZS", "VEF", "VND", "VUV", "WST", "XAF", "XCD", "XDR", "XOF", "XPF", "XSU", "XUA", "YER", "ZAR", "ZMW", "ZWL"]);

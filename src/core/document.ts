@@ -2,11 +2,12 @@
  * Input body → domain model: schema, cross-field rules, clave, totals and the check of the
  * figures the client sent. Returns findings instead of throwing, whatever the input.
  */
-import { buildClave, buildConsecutivo } from './clave.js';
+import { buildClave, buildConsecutivo, isClave } from './clave.js';
 import {
   CODIGOS_DESCUENTO,
   CODIGOS_IMPUESTO,
   CODIGOS_REFERENCIA,
+  CODIGOS_REFERENCIA_SOLO_REP,
   CONDICIONES_SIN_MEDIO_PAGO,
   CONDICIONES_VENTA,
   INSTITUCIONES_EXONERACION,
@@ -146,12 +147,14 @@ export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOp
     const p = `informacionReferencia[${i}]`;
     if (!TIPOS_DOC_REFERENCIA[r.tipoDocIR]) add(`${p}.tipoDocIR`, 'is not a known tipo de documento de referencia (Nota 10)');
     if (r.tipoDocIR === '99' && !r.tipoDocRefOtro) add(`${p}.tipoDocRefOtro`, 'is required when tipoDocIR is "99"');
-    if (['01', '02', '03', '04', '09', '11', '12', '15'].includes(r.tipoDocIR) && !/^[A-Za-z0-9]{50}$/.test(r.numero ?? ''))
+    if (['01', '02', '03', '04', '09', '11', '12', '15', '19', '20'].includes(r.tipoDocIR) && !isClave(r.numero ?? ''))
       add(`${p}.numero`, `must be the 50-character clave of the referenced document for tipoDocIR ${r.tipoDocIR}`);
     if (r.tipoDocIR !== '13' && !r.numero) add(`${p}.numero`, 'is required');
     if (!parseIsoDateTime(r.fechaEmision)) add(`${p}.fechaEmision`, 'must be a valid ISO 8601 date-time');
     if (kind === 'NC' && r.codigo === undefined) add(`${p}.codigo`, 'is required for a nota de crédito (Nota 9, e.g. "01" anula)');
     if (r.codigo !== undefined && !CODIGOS_REFERENCIA[r.codigo]) add(`${p}.codigo`, 'is not a known código de referencia (Nota 9)');
+    else if (r.codigo !== undefined && CODIGOS_REFERENCIA_SOLO_REP.has(r.codigo) && kind !== 'REP')
+      add(`${p}.codigo`, `"${r.codigo}" (${CODIGOS_REFERENCIA[r.codigo]}) is only for a recibo electrónico de pago`);
     if (r.codigo === '99' && !r.codigoReferenciaOtro) add(`${p}.codigoReferenciaOtro`, 'is required when codigo is "99"');
     if (kind === 'NC' && !r.razon) add(`${p}.razon`, 'is required for a nota de crédito');
   });

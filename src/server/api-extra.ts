@@ -20,6 +20,7 @@ import { AccountError, pointWebhook, webhookUrlOf } from '../service/accounts.js
 import { getDocument, listDocuments } from '../service/documents.js';
 import { findingsFromZod } from './api-schemas.js';
 import { ERROR_CODES, HttpError, MESSAGES } from './errors.js';
+import { isClave } from '../core/clave.js';
 
 export const EXTRA_MESSAGES = {
   documentNotFound: 'Documento no encontrado para la clave proporcionada',
@@ -82,7 +83,7 @@ export function registerExtraEndpoints(app: FastifyInstance, ctx: Parameters<typ
   app.post('/api/consultar/estado', async (req) => {
     const body = valid(StatusBody, req.body);
     const accountId = account(req);
-    const row = /^\d{50}$/.test(body.claveHacienda) ? await getDocument(ctx, accountId, body.claveHacienda) : null;
+    const row = isClave(body.claveHacienda) ? await getDocument(ctx, accountId, body.claveHacienda) : null;
     if (!row) throw new HttpError(404, ERROR_CODES.notFound, EXTRA_MESSAGES.documentNotFound);
     return { status: 'success', data: documentStatusFromRow(row) };
   });

@@ -4,6 +4,7 @@
  * contract and the code cannot drift apart.
  */
 import { z } from 'zod';
+import { CLAVE_PATTERN } from '../core/clave.js';
 
 const required = (what: string) => ({ error: (iss: { input: unknown }) => (iss.input === undefined ? 'is required' : `must be ${what}`) });
 
@@ -55,7 +56,7 @@ export const ErrorBodySchema = z.object({
 export const SubmitResponse = z.object({
   status: z.literal('success'),
   message: z.string(),
-  clave: z.string().regex(/^\d{50}$/),
+  clave: z.string().regex(CLAVE_PATTERN),
 });
 
 export const MessageResponse = z.object({ status: z.literal('success'), message: z.string() });
@@ -89,7 +90,7 @@ export const TaxpayerSchema = z.object({
 });
 
 export const StoredFileSchema = z.object({
-  claveHacienda: z.string().regex(/^\d{50}$/),
+  claveHacienda: z.string().regex(CLAVE_PATTERN),
   fileType: z.enum(['XML', 'PDF', 'RESPUESTA']),
   encodedFile: z.string().describe('Base64 of the file'),
 });

@@ -7,6 +7,7 @@ import type { ServiceContext } from './context.js';
 import { getDocument } from './documents.js';
 import { renderPdf } from './pdf.js';
 import { ServiceError } from './service-error.js';
+import { isClave } from '../core/clave.js';
 
 export const FILE_TYPES = ['XML', 'PDF', 'RESPUESTA'] as const;
 export type FileType = (typeof FILE_TYPES)[number];
@@ -33,7 +34,7 @@ export function parseFileType(fileType: string | undefined): FileType {
  */
 export async function getFile(ctx: ServiceContext, accountId: number, clave: string, fileType: string = 'XML'): Promise<StoredFile | null> {
   const type = parseFileType(fileType);
-  if (!/^\d{50}$/.test(clave)) return null;
+  if (!isClave(clave)) return null;
   const doc = await getDocument(ctx, accountId, clave);
   if (!doc) return null;
   const bytes = await fileBytes(ctx, doc, type);

@@ -55,6 +55,7 @@ import {
   type QueuePayload,
 } from './jobs.js';
 import { createDelivery, WebhookSender } from './webhooks.js';
+import { isClave } from '../core/clave.js';
 
 export interface WorkerOptions {
   /** Lease owner name (default `worker-<pid>-<random>`); must be unique per running worker. */
@@ -799,7 +800,7 @@ export async function acceptCallback(ctx: ServiceContext, body: unknown): Promis
   if (typeof body !== 'object' || body === null) return { known: false };
   const b = body as Record<string, unknown>;
   const clave = typeof b['clave'] === 'string' ? b['clave'].trim().split('-')[0]! : undefined;
-  if (!clave || !/^\d{50}$/.test(clave)) return { known: false };
+  if (!clave || !isClave(clave)) return { known: false };
   const hint = typeof b['ind-estado'] === 'string' ? b['ind-estado'] : typeof b['indEstado'] === 'string' ? b['indEstado'] : undefined;
   const now = ctx.now();
   const doc = await ctx.store.db.selectFrom('documents').select(['id', 'state']).where('clave', '=', clave).executeTakeFirst();

@@ -4,10 +4,11 @@ import { EXIT, UsageError, type ExitCode } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
 import { renderTable } from '../../cli/table.js';
 import type { DocumentStatus } from '../../client/backend.js';
+import { isClave } from '../../core/clave.js';
 
 export function checkClave(clave: string): string {
   const c = clave.trim();
-  if (!/^\d{50}$/.test(c)) throw new UsageError(`CLAVE must be the 50 digits of a clave (got "${clave}")`);
+  if (!isClave(c)) throw new UsageError(`CLAVE must be the 50 letters or digits of a clave (got "${clave}")`);
   return c;
 }
 

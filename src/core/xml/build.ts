@@ -4,7 +4,7 @@
  *
  * - The root declares its namespace as the default `xmlns` and nothing else: no xsi/xsd
  *   declarations, no schemaLocation (the signer relies on this).
- * - Element order follows each XSD in schemas/xsd/{2024,2026}/v4.4/. The kinds are subsets of one
+ * - Element order follows each XSD in schemas/xsd/2026/v4.4/ (SCHEMA_SET in kinds.ts). The kinds are subsets of one
  *   common sequence, so one builder with per-kind section rules (KIND_RULES) covers them all.
  * - Figures come from `totals` (src/core/totals.ts); the builder never computes amounts.
  *   Money: 5 decimals (`money`); Cantidad ≤3 decimals; Tarifa/TarifaExonerada as percent numbers

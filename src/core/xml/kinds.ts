@@ -10,7 +10,14 @@ export const NS_BASE_V42 = 'https://tribunet.hacienda.go.cr/docs/esquemas/2017/v
 export const NS_DS = 'http://www.w3.org/2000/09/xmldsig#';
 
 /** Names of the XSDs the validator knows (see src/core/xsd/schemas.ts). */
-export type SchemaName = 'FE' | 'NC' | 'ND' | 'TE' | 'FEE' | 'FEC' | 'REP' | 'MH' | 'MR' | 'MH2026' | 'MR2026';
+export type SchemaName = 'FE' | 'NC' | 'ND' | 'TE' | 'FEE' | 'FEC' | 'REP' | 'MH' | 'MR';
+
+/**
+ * The set of v4.4 XSDs in force, as a folder of `schemas/xsd/`: the April-2026 revision, mandatory since
+ * 2026-11-01 (its deltas: schemas/xsd/SOURCES.md). A new revision is dropped in as schemas/xsd/<year>/v4.4/ with
+ * the official file names (each imports `../../xmldsig-core-schema.xsd`), and this constant names it.
+ */
+export const SCHEMA_SET = '2026/v4.4';
 
 export interface KindInfo {
   kind: DocumentKind;
@@ -32,13 +39,13 @@ function info(kind: DocumentKind, rootName: string, xsdFile: string): KindInfo {
 }
 
 export const KINDS: Readonly<Record<DocumentKind, KindInfo>> = {
-  FE: info('FE', 'FacturaElectronica', '2024/v4.4/FacturaElectronica_V4.4.xsd'),
-  ND: info('ND', 'NotaDebitoElectronica', '2024/v4.4/NotaDebitoElectronica_V4.4.xsd'),
-  NC: info('NC', 'NotaCreditoElectronica', '2024/v4.4/NotaCreditoElectronica_V4.4.xsd'),
-  TE: info('TE', 'TiqueteElectronico', '2024/v4.4/TiqueteElectronico_V4.4.xsd'),
-  FEC: info('FEC', 'FacturaElectronicaCompra', '2026/v4.4/FacturaElectronicaCompra_V4.4.xsd'),
-  FEE: info('FEE', 'FacturaElectronicaExportacion', '2024/v4.4/FacturaElectronicaExportacion_V4.4.xsd'),
-  REP: info('REP', 'ReciboElectronicoPago', '2026/v4.4/ReciboElectronicoPago_V4.4.xsd'),
+  FE: info('FE', 'FacturaElectronica', `${SCHEMA_SET}/FacturaElectronica_V4.4.xsd`),
+  ND: info('ND', 'NotaDebitoElectronica', `${SCHEMA_SET}/NotaDebitoElectronica_V4.4.xsd`),
+  NC: info('NC', 'NotaCreditoElectronica', `${SCHEMA_SET}/NotaCreditoElectronica_V4.4.xsd`),
+  TE: info('TE', 'TiqueteElectronico', `${SCHEMA_SET}/TiqueteElectronico_V4.4.xsd`),
+  FEC: info('FEC', 'FacturaElectronicaCompra', `${SCHEMA_SET}/FacturaElectronicaCompra_V4.4.xsd`),
+  FEE: info('FEE', 'FacturaElectronicaExportacion', `${SCHEMA_SET}/FacturaElectronicaExportacion_V4.4.xsd`),
+  REP: info('REP', 'ReciboElectronicoPago', `${SCHEMA_SET}/ReciboElectronicoPago_V4.4.xsd`),
 };
 
 export const MENSAJE_HACIENDA = { rootName: 'MensajeHacienda', namespace: NS_BASE_V44 + 'mensajeHacienda' } as const;

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { KINDS, NS_BASE_V44, type SchemaName } from '../xml/kinds.js';
+import { KINDS, NS_BASE_V44, SCHEMA_SET, type SchemaName } from '../xml/kinds.js';
 
 export type { SchemaName } from '../xml/kinds.js';
 
@@ -35,10 +35,8 @@ export const SCHEMAS: Readonly<Record<SchemaName, SchemaInfo>> = {
   FEE: fromKind('FEE'),
   FEC: fromKind('FEC'),
   REP: fromKind('REP'),
-  MH: { name: 'MH', file: `2024/v4.4/${MH}_V4.4.xsd`, rootName: MH, namespace: NS_BASE_V44 + 'mensajeHacienda' },
-  MR: { name: 'MR', file: `2024/v4.4/${MR}_V4.4.xsd`, rootName: MR, namespace: NS_BASE_V44 + 'mensajeReceptor' },
-  MH2026: { name: 'MH2026', file: `2026/v4.4/${MH}_V4.4.xsd`, rootName: MH, namespace: NS_BASE_V44 + 'mensajeHacienda' },
-  MR2026: { name: 'MR2026', file: `2026/v4.4/${MR}_V4.4.xsd`, rootName: MR, namespace: NS_BASE_V44 + 'mensajeReceptor' },
+  MH: { name: 'MH', file: `${SCHEMA_SET}/${MH}_V4.4.xsd`, rootName: MH, namespace: NS_BASE_V44 + 'mensajeHacienda' },
+  MR: { name: 'MR', file: `${SCHEMA_SET}/${MR}_V4.4.xsd`, rootName: MR, namespace: NS_BASE_V44 + 'mensajeReceptor' },
 };
 
 function fromKind(kind: keyof typeof KINDS): SchemaInfo {

@@ -238,8 +238,7 @@ function analyzeMensajeReceptor(text: string, meta: ValidationMeta, opts: Analys
     errors.push(err(CODIGOS.DATOS_ENVIO, `NumeroCedulaReceptor (${m.numeroCedulaReceptor}) no coincide con el receptor enviado (${meta.receptor.numeroIdentificacion}).`));
   }
   result.accepted = errors.length === 0;
-  // Both generations of the MR schema are in circulation (NOTES §1.3): either one is enough.
-  return { result, xsd: { schema: 'MR', fallback: 'MR2026', subject: 'mensaje' } };
+  return { result, xsd: { schema: 'MR', subject: 'mensaje' } };
 }
 
 /** One strict parse (well-formedness, then a DOM) shared by every check; DOCTYPE is refused. */
