@@ -1,5 +1,6 @@
 // The PDF representación gráfica: one of each kind rendered from the signed XML, checked with poppler
 // (pdftotext: title, clave, consecutivo, parties, figures, ₡ and the state; pdftoppm: the page is not blank).
+// What the page says about exoneraciones, 2-decimal money and the issuer's location: service-pdf-content.test.ts.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -44,7 +45,7 @@ function run(cmd: string, args: string[]): string {
 
 describe('renderPdf', () => {
   const cases = [
-    { kind: 'FE', body: () => validInvoice(), state: 'aceptado' as const, title: 'Factura Electrónica', estado: 'Aceptado', total: '105,939.195', receptor: 'BANCO NACIONAL DE COSTA RICA' },
+    { kind: 'FE', body: () => validInvoice(), state: 'aceptado' as const, title: 'Factura Electrónica', estado: 'Aceptado', total: '105,939.20', receptor: 'BANCO NACIONAL DE COSTA RICA' },
     { kind: 'NC', body: () => fixture('09-nc-devolucion.json'), state: 'rechazado' as const, title: 'Nota de Crédito Electrónica', estado: 'Rechazado', total: '697,775.00', receptor: 'BANCO NACIONAL DE COSTA RICA' },
     { kind: 'TE', body: () => fixture('10-te-sin-receptor.json'), state: 'pendiente' as const, title: 'Tiquete Electrónico', estado: 'Pendiente', total: undefined, receptor: 'Sin receptor identificado' },
   ];
@@ -75,7 +76,7 @@ describe('renderPdf', () => {
         expect(text).toContain('Consultoría en gestión estratégica');
         expect(text).toContain('8311200000000');
         expect(text).toContain('10,000.00'); // the discount of line 1
-        expect(text).toContain('₡12,187.695'); // TotalImpuesto
+        expect(text).toContain('₡12,187.70'); // TotalImpuesto 12187.695, half-up to 2 decimals
       }
       if (c.kind === 'NC') {
         expect(text).toContain('Información de referencia');
@@ -117,16 +118,30 @@ describe('renderPdf', () => {
     const pages = Number(/Pages:\s+(\d+)/.exec(run('pdfinfo', [file]))![1]);
     expect(pages).toBeGreaterThanOrEqual(2);
     const text = run('pdftotext', ['-layout', file, '-']);
-    expect(text).toContain('USD 10,170.00'); // TotalComprobante = 90 × 113
+    expect(text).toContain('US$10,170.00'); // TotalComprobante = 90 × 113
+    expect(text).toContain('Tipo de cambio: ₡512.34 por US$1');
     expect(text).toContain('Hora de consultoría número 90');
-    expect(text.split('Precio unit.').length - 1).toBe(pages);
+    // Every page with lines starts with the column header (the totals may have a page of their own).
+    let withLines = 0;
+    for (let p = 1; p <= pages; p++) {
+      const page = run('pdftotext', ['-f', String(p), '-l', String(p), '-layout', file, '-']);
+      if (!page.includes('Hora de consultoría')) continue;
+      withLines++;
+      expect(page.split('Precio unit.').length - 1).toBe(1);
+    }
+    expect(withLines).toBeGreaterThanOrEqual(2);
   });
 
-  it('formats amounts with thousands separators, 2 decimals at least and the XML precision', () => {
+  it('formats money with thousands separators and exactly 2 decimals, rounded half-up from the XML precision', () => {
     expect(formatAmount('1234567.5')).toBe('1,234,567.50');
-    expect(formatAmount('487.69500')).toBe('487.695');
+    expect(formatAmount('487.69500')).toBe('487.70');
+    expect(formatAmount('82.87500')).toBe('82.88');
+    expect(formatAmount('0.00499')).toBe('0.00');
+    expect(formatAmount('0.00500')).toBe('0.01');
     expect(formatAmount('0.00000')).toBe('0.00');
-    expect(formatAmount('20.20352')).toBe('20.20352');
+    expect(formatAmount('20.20352')).toBe('20.20');
+    expect(formatAmount('999999.995')).toBe('1,000,000.00');
+    expect(formatAmount('-1234.565')).toBe('-1,234.57');
     expect(formatAmount(undefined)).toBe('0.00');
   });
 });

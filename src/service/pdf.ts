@@ -1,16 +1,28 @@
 /**
  * The PDF "representación gráfica" of a stored document: title by kind, issuer, receiver, clave, consecutivo,
- * fecha de emisión, lines (code, detail, quantity, unit price, discount, tax, line total), references, totals,
- * a QR code of the clave and the state of Hacienda's decision. Every figure is read from the signed XML (never from
- * the request body), so the PDF shows exactly what was sent to Hacienda. pdfkit with DejaVu Sans (draws ₡).
+ * fecha de emisión, moneda and tipo de cambio, the parties (with the issuer's location and economic activity), lines
+ * (code, detail, quantity, unit price, discount, net tax, line total; under an exonerated line its exoneración),
+ * other charges, references, totals (with the non-zero gravado/exento/exonerado/no sujeto subtotals), a QR code of
+ * the clave and the state of Hacienda's decision. Every figure is read from the signed XML (never from the request
+ * body), so the PDF shows exactly what was sent to Hacienda. Money is printed with exactly 2 decimals, rounded
+ * half-up from the XML's 5, thousands grouped with commas (`₡1,234,567.89`, `US$2,245.86`); quantities, rates and
+ * percentages keep their own precision. pdfkit with DejaVu Sans (draws ₡).
  */
 import { createRequire } from 'node:module';
 import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
-import { CONDICIONES_VENTA, MEDIOS_PAGO, TIPOS_DOC_REFERENCIA, TIPOS_IDENTIFICACION } from '../core/codes.js';
-import { dec } from '../core/money.js';
+import {
+  CODIGOS_IMPUESTO,
+  CONDICIONES_VENTA,
+  INSTITUCIONES_EXONERACION,
+  MEDIOS_PAGO,
+  TIPOS_DOC_REFERENCIA,
+  TIPOS_EXONERACION,
+  TIPOS_IDENTIFICACION,
+} from '../core/codes.js';
+import { Decimal, dec } from '../core/money.js';
 import type { DocumentKind } from '../core/model.js';
-import { parseComprobanteXml, parseXmlRoot, type ParsedComprobante } from '../core/xml/parse.js';
+import { parseComprobanteXml, parseXmlRoot, type ParsedComprobante, type ParsedExoneracion, type ParsedImpuesto } from '../core/xml/parse.js';
 import type { DocumentRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 
@@ -36,28 +48,70 @@ export function estadoLabel(state: DocumentRow['state']): string {
   return 'Pendiente';
 }
 
-/** `1234567.5` → `1,234,567.50` (at least 2 decimals, up to 5 when the XML has them; half-up). */
-export function formatAmount(value: string | undefined): string {
-  if (value === undefined || value === '') return '0.00';
-  const d = dec(value);
-  const fixed5 = d.toFixed(5);
-  const [int, frac = ''] = fixed5.split('.');
-  const trimmed = frac.replace(/0+$/, '');
-  const decimals = trimmed.length <= 2 ? d.toFixed(2).split('.')[1]! : trimmed;
-  const sign = int!.startsWith('-') ? '-' : '';
-  const digits = int!.replace('-', '');
-  return `${sign}${digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${decimals}`;
+/** `1234567` → `1,234,567` (digits only, optionally signed). */
+function groupThousands(int: string): string {
+  const sign = int.startsWith('-') ? '-' : '';
+  return `${sign}${int.replace('-', '').replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
 }
 
-function currencyPrefix(code: string): string {
-  return code === 'CRC' ? '₡' : `${code} `;
+/** Money as printed: exactly 2 decimals, rounded half-up from the XML's 5, thousands grouped (`1234567.505` → `1,234,567.51`). */
+export function formatAmount(value: string | undefined): string {
+  if (value === undefined || value.trim() === '') return '0.00';
+  const [int, frac] = dec(value).toFixed(2, Decimal.ROUND_HALF_UP).split('.');
+  return `${groupThousands(int!)}.${frac}`;
 }
+
+/** A quantity or a percentage with its own precision, no trailing zeros (`7.500` → `7.5`, `13.00` → `13`). */
+function formatNumber(value: string): string {
+  try {
+    return dec(value).toFixed();
+  } catch {
+    return value;
+  }
+}
+
+/** The exchange rate (₡ per unit): at least 2 decimals, more only when the XML has significant ones (`507.85000` → `507.85`). */
+function formatRate(value: string): string {
+  try {
+    const d = dec(value);
+    const [int, frac] = (d.decimalPlaces() <= 2 ? d.toFixed(2) : d.toFixed()).split('.');
+    return `${groupThousands(int!)}.${frac}`;
+  } catch {
+    return value;
+  }
+}
+
+/** How an amount of the currency is marked: `₡`, `US$`, else the ISO code and a space. */
+export function currencySymbol(code: string): string {
+  if (code === 'CRC') return '₡';
+  if (code === 'USD') return 'US$';
+  return `${code} `;
+}
+
+const MONEDA_NAMES: Record<string, string> = { CRC: 'colón costarricense', USD: 'dólar estadounidense', EUR: 'euro' };
+
+/** Provincias of Costa Rica (División Territorial Administrativa). Cantón and distrito have no table here: printed as codes. */
+const PROVINCIAS: Record<string, string> = {
+  '1': 'San José',
+  '2': 'Alajuela',
+  '3': 'Cartago',
+  '4': 'Heredia',
+  '5': 'Guanacaste',
+  '6': 'Puntarenas',
+  '7': 'Limón',
+};
 
 /** `2026-03-15T10:30:00-06:00` → `15/03/2026 10:30:00 (-06:00)`; anything else as is. */
 function formatFecha(iso: string): string {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}:\d{2}:\d{2})(?:\.\d+)?(Z|[+-]\d{2}:\d{2})?$/.exec(iso);
   if (!m) return iso;
   return `${m[3]}/${m[2]}/${m[1]} ${m[4]}${m[5] ? ` (${m[5] === 'Z' ? 'UTC' : m[5]})` : ''}`;
+}
+
+/** `2024-03-01T00:00:00-06:00` → `01/03/2024`; anything else as is. */
+function formatDia(iso: string): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(iso);
+  return m ? `${m[3]}/${m[2]}/${m[1]}` : iso;
 }
 
 function idLabel(tipo: string | undefined, numero: string | undefined): string {
@@ -78,6 +132,10 @@ function rawChild(node: unknown, name: string): unknown {
   if (Array.isArray(node)) node = node[0];
   return node && typeof node === 'object' ? (node as Raw)[name] : undefined;
 }
+function rawList(node: unknown, name: string): unknown[] {
+  const c = rawChild(node, name);
+  return c === undefined ? [] : Array.isArray(c) ? c : [c];
+}
 
 interface Party {
   nombre: string;
@@ -85,12 +143,33 @@ interface Party {
   identificacion: string;
   telefono?: string;
   correo?: string;
+  /** Provincia (name), cantón and distrito (codes), barrio. */
+  ubicacion?: string;
+  /** OtrasSenas (or OtrasSenasExtranjero). */
   direccion?: string;
+  /** Economic activity code. */
+  actividad?: string;
 }
 
-/** Issuer and receiver contact details the typed parser does not keep. */
-function parties(xml: string, doc: ParsedComprobante): { emisor: Party; receptor?: Party } {
-  const body = parseXmlRoot(xml).body;
+/** `Provincia San José, cantón 01, distrito 08, Barrio Escalante` from an Ubicacion element. */
+function ubicacionLabel(u: unknown): string | undefined {
+  const provincia = rawText(rawChild(u, 'Provincia'));
+  if (!provincia) return undefined;
+  const canton = rawText(rawChild(u, 'Canton'));
+  const distrito = rawText(rawChild(u, 'Distrito'));
+  const barrio = rawText(rawChild(u, 'Barrio'));
+  return [
+    `Provincia ${PROVINCIAS[provincia] ?? provincia}`,
+    canton ? `cantón ${canton}` : undefined,
+    distrito ? `distrito ${distrito}` : undefined,
+    barrio,
+  ]
+    .filter(Boolean)
+    .join(', ');
+}
+
+/** Issuer and receiver details the typed parser does not keep (nombre comercial, phone, location). */
+function parties(body: Raw, doc: ParsedComprobante): { emisor: Party; receptor?: Party } {
   const phone = (p: unknown) => {
     const t = rawChild(p, 'Telefono');
     const n = rawText(rawChild(t, 'NumTelefono'));
@@ -109,19 +188,60 @@ function parties(xml: string, doc: ParsedComprobante): { emisor: Party; receptor
   const tel = phone(e);
   if (tel) emisor.telefono = tel;
   if (doc.emisor.correoElectronico.length > 0) emisor.correo = doc.emisor.correoElectronico.join(', ');
+  const ub = ubicacionLabel(rawChild(e, 'Ubicacion'));
+  if (ub) emisor.ubicacion = ub;
   const sen = rawText(rawChild(rawChild(e, 'Ubicacion'), 'OtrasSenas'));
   if (sen) emisor.direccion = sen;
+  if (doc.codigoActividadEmisor) emisor.actividad = doc.codigoActividadEmisor;
   if (!doc.receptor) return { emisor };
   const receptor: Party = {
     nombre: doc.receptor.nombre,
     identificacion: idLabel(doc.receptor.identificacion?.tipo, doc.receptor.identificacion?.numero),
   };
+  const rnc = rawText(rawChild(r, 'NombreComercial'));
+  if (rnc) receptor.nombreComercial = rnc;
   const rtel = phone(r);
   if (rtel) receptor.telefono = rtel;
   if (doc.receptor.correoElectronico) receptor.correo = doc.receptor.correoElectronico;
+  const rub = ubicacionLabel(rawChild(r, 'Ubicacion'));
+  if (rub) receptor.ubicacion = rub;
   const rsen = rawText(rawChild(rawChild(r, 'Ubicacion'), 'OtrasSenas')) ?? rawText(rawChild(r, 'OtrasSenasExtranjero'));
   if (rsen) receptor.direccion = rsen;
+  if (doc.codigoActividadReceptor) receptor.actividad = doc.codigoActividadReceptor;
   return { emisor, receptor };
+}
+
+/** NombreInstitucionOtros of each exoneración (the typed parser does not keep it), by line and tax index. */
+function institucionesOtros(body: Raw): (string | undefined)[][] {
+  return rawList(rawChild(body, 'DetalleServicio'), 'LineaDetalle').map((l) =>
+    rawList(l, 'Impuesto').map((i) => rawText(rawChild(rawChild(i, 'Exoneracion'), 'NombreInstitucionOtros'))),
+  );
+}
+
+/** The printed lines of one exoneración: the document, then the institution, date, rate and amounts. */
+function exoneracionLines(imp: ParsedImpuesto, x: ParsedExoneracion, institucionOtros: string | undefined, money: (v: string) => string, named: boolean): string[] {
+  const tipo = TIPOS_EXONERACION[x.tipoDocumento]?.label;
+  const documento =
+    `${x.tipoDocumento}${tipo ? ` ${tipo}` : ''}${x.tipoDocumentoOtro ? ` (${x.tipoDocumentoOtro})` : ''}` +
+    ` · Documento ${x.numeroDocumento}${x.articulo ? `, artículo ${x.articulo}` : ''}${x.inciso ? `, inciso ${x.inciso}` : ''}`;
+  const institucion = INSTITUCIONES_EXONERACION[x.nombreInstitucion];
+  const impuesto = named ? ` (${CODIGOS_IMPUESTO[imp.codigo] ?? `impuesto ${imp.codigo}`})` : '';
+  const neto = dec(imp.monto).minus(dec(x.montoExoneracion)).toString();
+  return [
+    `Exoneración${impuesto}: ${documento}`,
+    `Institución: ${x.nombreInstitucion}${institucion ? ` ${institucion}` : ''}${institucionOtros ? ` (${institucionOtros})` : ''}` +
+      ` · Fecha: ${formatDia(x.fechaEmision)} · Tarifa exonerada: ${formatNumber(x.tarifaExonerada)} %`,
+    `Impuesto: ${money(imp.monto)} · Monto exonerado: ${money(x.montoExoneracion)} · Impuesto neto: ${money(neto)}`,
+  ];
+}
+
+function isNonZero(v: string | undefined): v is string {
+  if (v === undefined || v.trim() === '') return false;
+  try {
+    return !dec(v).isZero();
+  } catch {
+    return true;
+  }
 }
 
 const A4 = { width: 595.28, height: 841.89 };
@@ -129,6 +249,7 @@ const M = 36; // margin
 const INK = '#111111';
 const MUTED = '#555555';
 const RULE = '#999999';
+const SHADE = '#f1f1f1';
 
 /**
  * Renders the PDF of a stored document row (needs `xml`, `state`, `kind`, `clave`; `detalle_mensaje` for rejections).
@@ -136,7 +257,9 @@ const RULE = '#999999';
  */
 export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined, row: Pick<DocumentRow, 'xml' | 'state' | 'clave'> & Partial<DocumentRow>): Promise<Buffer> {
   const doc = parseComprobanteXml(row.xml);
-  const { emisor, receptor } = parties(row.xml, doc);
+  const rawBody = parseXmlRoot(row.xml).body;
+  const { emisor, receptor } = parties(rawBody, doc);
+  const otrosInstitucion = institucionesOtros(rawBody);
   const qr = await QRCode.toBuffer(doc.clave, { type: 'png', errorCorrectionLevel: 'M', margin: 1, scale: 4 });
   const pdf = new PDFDocument({
     size: 'A4',
@@ -155,7 +278,8 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
 
   const contentWidth = A4.width - 2 * M;
   const moneda = doc.resumen.codigoMoneda || 'CRC';
-  const cur = currencyPrefix(moneda);
+  const cur = currencySymbol(moneda);
+  const money = (v: string | undefined): string => `${cur}${formatAmount(v)}`;
 
   // --- Header: title, numbers, QR ----------------------------------------------------------------
   const qrSize = 96;
@@ -174,7 +298,9 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
   kv('Condición de venta', doc.plazoCredito ? `${condicion} (${doc.plazoCredito} días)` : condicion);
   const medios = doc.mediosPago.map((m) => (m.tipoMedioPago ? (MEDIOS_PAGO[m.tipoMedioPago] ?? m.tipoMedioPago) : m.medioPagoOtros ?? '')).filter(Boolean);
   if (medios.length > 0) kv('Medio de pago', medios.join(', '));
-  kv('Moneda', moneda === 'CRC' ? 'CRC (colón costarricense, ₡)' : `${moneda} (tipo de cambio ${doc.resumen.tipoCambio})`);
+  const monedaName = MONEDA_NAMES[moneda];
+  kv('Moneda', monedaName ? `${moneda} (${monedaName}, ${cur.trim()})` : moneda);
+  if (moneda !== 'CRC') kv('Tipo de cambio', `₡${formatRate(doc.resumen.tipoCambio)} por ${cur}1`);
   const estado = estadoLabel(row.state);
   pdf.font('bold').fontSize(10).fillColor(row.state === 'aceptado' ? '#0a6b2d' : row.state === 'rechazado' || row.state === 'error' ? '#a11616' : '#8a5a00');
   pdf.text(`Estado en Hacienda: ${estado}`, M, undefined, { width: headWidth });
@@ -194,8 +320,10 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
     pdf.font('body').fontSize(8.5);
     if (p.nombreComercial && p.nombreComercial !== p.nombre) pdf.text(p.nombreComercial, x, undefined, { width: colW });
     if (p.identificacion) pdf.text(p.identificacion, x, undefined, { width: colW });
+    if (p.actividad) pdf.text(`Actividad económica: ${p.actividad}`, x, undefined, { width: colW });
     if (p.telefono) pdf.text(`Tel. ${p.telefono}`, x, undefined, { width: colW });
     if (p.correo) pdf.text(p.correo, x, undefined, { width: colW });
+    if (p.ubicacion) pdf.text(p.ubicacion, x, undefined, { width: colW });
     if (p.direccion) pdf.text(p.direccion, x, undefined, { width: colW });
     return pdf.y;
   };
@@ -218,10 +346,11 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
   const fixed = cols.reduce((s, c) => s + c.w, 0);
   cols[1]!.w = contentWidth - fixed - 6 * 4;
   const bottom = A4.height - M;
-  const drawRow = (cells: string[], font: 'body' | 'bold', size: number): void => {
+  /** Draws a table row; `keepWith` is the height that must fit on the same page below it (its exoneración). */
+  const drawRow = (cells: string[], font: 'body' | 'bold', size: number, keepWith = 0): void => {
     pdf.font(font).fontSize(size);
     const h = Math.max(...cells.map((c, i) => pdf.heightOfString(c, { width: cols[i]!.w }))) + 4;
-    if (y + h > bottom) {
+    if (y + h + keepWith > bottom) {
       pdf.addPage();
       y = M;
       if (font === 'body') drawHeader();
@@ -244,16 +373,27 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
     pdf.fillColor(INK);
     pdf.moveTo(M, y).lineTo(A4.width - M, y).strokeColor(RULE).lineWidth(0.5).stroke();
   };
+  // The exoneración sits under the line, from the Detalle column to the right edge, on a shaded band.
+  const exoX = M + cols[0]!.w + 4;
+  const exoW = A4.width - M - exoX;
+  const EXO_SIZE = 7;
+  const EXO_PAD = 3;
   drawHeader();
-  for (const l of doc.lineas) {
+  doc.lineas.forEach((l, li) => {
     const descuento = l.descuentos.reduce((s, d) => s.plus(dec(d.montoDescuento)), dec(0));
-    const impuesto = l.impuestoNeto ?? l.impuestos.reduce((s, i) => s.plus(dec(i.monto)), dec(0)).toString();
-    const tarifas = l.impuestos.map((i) => (i.tarifa !== undefined ? `${dec(i.tarifa).toString()} %` : '')).filter(Boolean);
+    const impuesto =
+      l.impuestoNeto ?? l.impuestos.reduce((s, i) => s.plus(dec(i.monto)).minus(dec(i.exoneracion?.montoExoneracion ?? '0')), dec(0)).toString();
+    const tarifas = l.impuestos.map((i) => (i.tarifa !== undefined ? `${formatNumber(i.tarifa)} %` : '')).filter(Boolean);
+    const exoneradas = l.impuestos.flatMap((imp, ii) => (imp.exoneracion ? [{ imp, x: imp.exoneracion, otros: otrosInstitucion[li]?.[ii] }] : []));
+    const exoText = exoneradas.map((e) => exoneracionLines(e.imp, e.x, e.otros, money, l.impuestos.length > 1).join('\n'));
+    pdf.font('body').fontSize(EXO_SIZE);
+    const exoHeights = exoText.map((t) => pdf.heightOfString(t, { width: exoW - 2 * EXO_PAD }) + 2 * EXO_PAD);
+    const exoTotal = exoHeights.reduce((s, h) => s + h + 2, 0);
     drawRow(
       [
         l.codigoCABYS ?? l.partidaArancelaria ?? l.codigoComercial[0]?.codigo ?? '',
         l.detalle,
-        `${l.cantidad ?? ''}${l.unidadMedida ? ` ${l.unidadMedida}` : ''}`,
+        `${l.cantidad !== undefined ? formatNumber(l.cantidad) : ''}${l.unidadMedida ? ` ${l.unidadMedida}` : ''}`,
         formatAmount(l.precioUnitario),
         formatAmount(descuento.toString()),
         `${formatAmount(impuesto)}${tarifas.length > 0 ? `\n(${tarifas.join(', ')})` : ''}`,
@@ -261,8 +401,15 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
       ],
       'body',
       7.5,
+      exoTotal,
     );
-  }
+    exoText.forEach((t, i) => {
+      const h = exoHeights[i]!;
+      pdf.rect(exoX, y, exoW, h).fillColor(SHADE).fill();
+      pdf.font('body').fontSize(EXO_SIZE).fillColor(INK).text(t, exoX + EXO_PAD, y + EXO_PAD, { width: exoW - 2 * EXO_PAD });
+      y += h + 2;
+    });
+  });
   pdf.moveTo(M, y).lineTo(A4.width - M, y).strokeColor(RULE).lineWidth(0.5).stroke();
   y += 8;
 
@@ -282,7 +429,7 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
   };
   note(
     'Otros cargos',
-    doc.otrosCargos.map((o) => `${o.detalle}${o.porcentaje ? ` (${o.porcentaje} %)` : ''}: ${cur}${formatAmount(o.montoCargo)}`),
+    doc.otrosCargos.map((o) => `${o.detalle}${o.porcentaje ? ` (${formatNumber(o.porcentaje)} %)` : ''}: ${money(o.montoCargo)}`),
   );
   note(
     'Información de referencia',
@@ -293,28 +440,60 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
     ),
   );
 
-  // --- Totals --------------------------------------------------------------------------------------
+  // --- Totals: the non-zero subtotals by kind on the left, the totals on the right -----------------------
+  const r = doc.resumen;
+  const subtotals = (
+    [
+      ['Total servicios gravados', r.totalServGravados],
+      ['Total servicios exentos', r.totalServExentos],
+      ['Total servicios exonerados', r.totalServExonerado],
+      ['Total servicios no sujetos', r.totalServNoSujeto],
+      ['Total mercancías gravadas', r.totalMercanciasGravadas],
+      ['Total mercancías exentas', r.totalMercanciasExentas],
+      ['Total mercancías exoneradas', r.totalMercExonerada],
+      ['Total mercancías no sujetas', r.totalMercNoSujeta],
+      ['Total gravado', r.totalGravado],
+      ['Total exento', r.totalExento],
+      ['Total exonerado', r.totalExonerado],
+      ['Total no sujeto', r.totalNoSujeto],
+    ] as [string, string | undefined][]
+  ).filter((t): t is [string, string] => isNonZero(t[1]));
   const totals: [string, string | undefined, boolean][] = [
-    ['Total venta', doc.resumen.totalVenta, false],
-    ['Total descuentos', doc.resumen.totalDescuentos ?? '0', false],
-    ['Total venta neta', doc.resumen.totalVentaNeta, false],
-    ['Total impuesto', doc.resumen.totalImpuesto ?? '0', false],
-    ['Total otros cargos', doc.resumen.totalOtrosCargos ?? '0', false],
-    ['Total comprobante', doc.resumen.totalComprobante, true],
+    ['Total venta', r.totalVenta, false],
+    ['Total descuentos', r.totalDescuentos ?? '0', false],
+    ['Total venta neta', r.totalVentaNeta, false],
+    ['Total impuesto', r.totalImpuesto ?? '0', false],
   ];
+  if (isNonZero(r.totalImpAsumEmisorFabrica)) totals.push(['Imp. asumido emisor', r.totalImpAsumEmisorFabrica, false]);
+  if (isNonZero(r.totalIVADevuelto)) totals.push(['Total IVA devuelto', r.totalIVADevuelto, false]);
+  totals.push(['Total otros cargos', r.totalOtrosCargos ?? '0', false], ['Total comprobante', r.totalComprobante, true]);
   const boxW = 250;
   const boxX = A4.width - M - boxW;
-  if (y + totals.length * 15 + 10 > bottom) {
+  const subW = boxX - M - 24;
+  const needed = Math.max(14 * (totals.length - 1) + 17, subtotals.length > 0 ? 14 + 13 * subtotals.length : 0) + 2;
+  if (y + needed > bottom) {
     pdf.addPage();
     y = M;
+  }
+  const top = y;
+  let ySub = top;
+  if (subtotals.length > 0) {
+    pdf.font('bold').fontSize(8.5).fillColor(MUTED).text('Resumen por tipo de venta', M, ySub, { width: subW });
+    ySub += 14;
+    for (const [label, value] of subtotals) {
+      pdf.font('body').fontSize(8.5).fillColor(INK);
+      pdf.text(label, M, ySub, { width: subW - 100 });
+      pdf.text(money(value), M + subW - 100, ySub, { width: 100, align: 'right' });
+      ySub += 13;
+    }
   }
   for (const [label, value, strong] of totals) {
     pdf.font(strong ? 'bold' : 'body').fontSize(strong ? 11 : 9).fillColor(INK);
     pdf.text(label, boxX, y, { width: 120 });
-    pdf.text(`${cur}${formatAmount(value)}`, boxX + 120, y, { width: boxW - 120, align: 'right' });
+    pdf.text(money(value), boxX + 120, y, { width: boxW - 120, align: 'right' });
     y += strong ? 17 : 14;
   }
-  y += 8;
+  y = Math.max(y, ySub) + 8;
 
   // --- Hacienda's answer and footer --------------------------------------------------------------------
   if (row.state === 'rechazado' || row.state === 'error') {
