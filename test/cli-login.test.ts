@@ -156,9 +156,13 @@ describe('fecr login / whoami / logout (remote profile, real fecr serve)', () =>
 
   it('a revoked token is refused by the API as an authentication error (exit 4 line from the backend)', async () => {
     const { RemoteBackend } = await import('../src/client/remote-backend.js');
+    // Not past its own exp: revoked (read from the token, or told by the caller); past it: expired.
     const b = new RemoteBackend({ baseUrl: serve.ready.baseUrl, token });
-    await expect(b.cabys('café')).rejects.toMatchObject({ name: 'BackendError', code: 'auth', message: 'session expired: run fecr login' });
+    await expect(b.cabys('café')).rejects.toMatchObject({ name: 'BackendError', code: 'auth', message: 'session revoked: run fecr login' });
     await b.close();
+    const late = new RemoteBackend({ baseUrl: serve.ready.baseUrl, token, tokenExpired: () => true });
+    await expect(late.cabys('café')).rejects.toMatchObject({ name: 'BackendError', code: 'auth', message: 'session expired: run fecr login' });
+    await late.close();
   });
 
   it('no run printed the token', () => {

@@ -106,7 +106,9 @@ describe('fecr config (profiles)', () => {
     expect(configDir(e)).toBe(join(xdg, 'fecr'));
     expect((await runCli(['config', 'set', 'base', 'xdg-acct', '--profile', 'x'], { env: e })).code).toBe(0);
     expect(existsSync(join(xdg, 'fecr', 'config.json'))).toBe(true);
-    expect((await runCli(['config', 'get', 'base', '--profile', 'x'], { env })).code).toBe(1); // not in HOME's config
+    const other = await runCli(['config', 'get', 'base', '--profile', 'x'], { env }); // not in HOME's config
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/^error: --profile: no profile named "x" /);
   });
 
   it('login, logout and whoami on a local profile say there is nothing to log in to (exit 0)', async () => {

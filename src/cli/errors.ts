@@ -19,7 +19,7 @@ export const EXIT_CODE_HELP = `Exit codes:
   1  error (invalid input, failed check, internal error)
   2  usage (unknown command or flag, missing argument)
   3  rejected by Hacienda
-  4  authentication (bad credentials, expired session)
+  4  authentication (bad credentials, expired or revoked session)
   8  still pending (a wait timed out before Hacienda decided)`;
 
 export class UserError extends Error {

@@ -4,7 +4,9 @@
  * the config dir, which follows the injected environment (XDG_CONFIG_HOME, HOME) so tests use a temp HOME.
  * Every command reads its profile, few write one: reading is a plain JSON read of conf's file (conf's import
  * graph, with ajv, costs about 100 ms of start-up), and conf is loaded only to write (atomic write, mode 0600).
- * The profile in use: `--profile NAME`, else FECR_PROFILE, else "default"; an unconfigured profile is local.
+ * The profile in use: `--profile NAME`, else FECR_PROFILE, else "default". "default" always exists (local, with
+ * its defaults, until configured); any other name must have been created by `fecr config set` (or `fecr demo`
+ * for "demo"): a mistyped name is a usage error with the closest existing name, never a new local profile.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -80,11 +82,65 @@ export const KEY_HELP: Record<ProfileKey, string> = {
 const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account'];
 const REMOTE_KEYS: ProfileKey[] = ['mode', 'authUrl', 'baseUrl', 'base'];
 
+/** Where the profile in use was named: the flag, the environment, or nowhere (the implicit "default"). */
+export type ProfileSource = '--profile' | 'FECR_PROFILE' | '';
+
+/** The profile chosen by --profile / FECR_PROFILE (else "default"); a bad name is a usage error naming where it came from. */
+export function profileChoice(env: Record<string, string | undefined>, flag?: string): { name: string; from: ProfileSource } {
+  const [name, from]: [string, ProfileSource] =
+    flag !== undefined ? [flag, '--profile'] : env.FECR_PROFILE ? [env.FECR_PROFILE, 'FECR_PROFILE'] : [DEFAULT_PROFILE, ''];
+  if (!PROFILE_NAME.test(name)) throw new UsageError(`${from}: "${name}" is not a profile name (letters, digits, ".", "_", "-"; at most 64)`);
+  return { name, from };
+}
+
 /** A profile name from --profile / FECR_PROFILE; a bad one is a usage error naming where it came from. */
 export function profileNameFrom(env: Record<string, string | undefined>, flag?: string): string {
-  const [name, from] = flag !== undefined ? [flag, '--profile'] : env.FECR_PROFILE ? [env.FECR_PROFILE, 'FECR_PROFILE'] : [DEFAULT_PROFILE, ''];
-  if (!PROFILE_NAME.test(name)) throw new UsageError(`${from}: "${name}" is not a profile name (letters, digits, ".", "_", "-"; at most 64)`);
-  return name;
+  return profileChoice(env, flag).name;
+}
+
+/** The profile `fecr demo` creates; before that run, naming it says so. */
+export const DEMO_PROFILE = 'demo';
+
+/**
+ * Optimal string alignment distance (Damerau-Levenshtein with adjacent transpositions, no substring edited twice),
+ * case-insensitive: how far a mistyped profile name is from an existing one.
+ */
+function editDistance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  const d: number[][] = Array.from({ length: x.length + 1 }, (_, i) => [i, ...Array<number>(y.length).fill(0)]);
+  for (let j = 1; j <= y.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= x.length; i++) {
+    for (let j = 1; j <= y.length; j++) {
+      const cost = x[i - 1] === y[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[x.length]![y.length]!;
+}
+
+/** The existing name closest to `name` (at most 2 edits, and fewer edits than half its length), else null. */
+export function closestProfile(name: string, names: string[]): string | null {
+  let best: string | null = null;
+  let bestDistance = Infinity;
+  for (const candidate of [...names].sort()) {
+    const dist = editDistance(name, candidate);
+    if (dist > 2 || dist * 2 >= Math.max(name.length, candidate.length) || dist >= bestDistance) continue;
+    best = candidate;
+    bestDistance = dist;
+  }
+  return best;
+}
+
+/** The one line for a profile name that is not in the config file (nor "default"): the closest name, the existing ones, how to create it. */
+export function unknownProfileMessage(name: string, from: ProfileSource, existing: string[]): string {
+  const where = from ? `${from}: ` : '';
+  if (name === DEMO_PROFILE) return `${where}no profile named "${DEMO_PROFILE}" yet: fecr demo creates it`;
+  const close = closestProfile(name, existing);
+  const shown = existing.length > 12 ? [...existing.slice(0, 12), '…'] : existing;
+  return `${where}no profile named "${name}"${close ? `; did you mean "${close}"?` : ''} (profiles: ${shown.join(', ')}; fecr config set KEY=VALUE${flagFor(name)} creates it)`;
 }
 
 /** The config dir: $XDG_CONFIG_HOME/fecr, else the platform's (~/.config/fecr on Linux), from the given environment. */
@@ -172,11 +228,42 @@ export class ProfileStore {
 
   /** Sets a key (the value checked and normalised with `checkValue`); returns the stored value. */
   async set(name: string, key: string, value: string, cwd: string): Promise<string> {
-    const v = checkValue(key, value, cwd);
+    return (await this.setMany(name, [[key, value]], cwd))[0]![1];
+  }
+
+  /**
+   * Sets several keys at once (creating the profile when it does not exist): every value is checked first, then
+   * one write; a bad key or value (or a key given twice) is a usage error and nothing is written. Returns the
+   * stored pairs, in order.
+   */
+  async setMany(name: string, pairs: [string, string][], cwd: string): Promise<[ProfileKey, string][]> {
+    const seen = new Set<string>();
+    const checked: [ProfileKey, string][] = [];
+    for (const [key, value] of pairs) {
+      const v = checkValue(key, value, cwd);
+      if (seen.has(key)) throw new UsageError(`${key} is given twice`);
+      seen.add(key);
+      checked.push([key as ProfileKey, v]);
+    }
     const all = this.all();
-    all[name] = { ...(all[name] ?? {}), [key]: v };
+    all[name] = { ...(all[name] ?? {}), ...Object.fromEntries(checked) };
     await this.write(all);
-    return v;
+    return checked;
+  }
+
+  /** Whether a profile exists: "default" always does (implicitly local), any other once `config set` stored it. */
+  exists(name: string): boolean {
+    return name === DEFAULT_PROFILE || Object.hasOwn(this.all(), name);
+  }
+
+  /** The names of the existing profiles ("default" first, then sorted). */
+  names(): string[] {
+    return [DEFAULT_PROFILE, ...Object.keys(this.all()).filter((n) => n !== DEFAULT_PROFILE).sort()];
+  }
+
+  /** Throws the usage error of an unknown profile (with the closest existing name) unless `name` exists. */
+  requireExisting(name: string, from: ProfileSource): void {
+    if (!this.exists(name)) throw new UsageError(unknownProfileMessage(name, from, this.names()));
   }
 
   /** Removes a key; true when it was set. */
@@ -243,8 +330,12 @@ export interface ActiveProfile {
   configDir: string;
 }
 
-/** Loads and checks a profile by name. */
-export async function loadProfile(env: Record<string, string | undefined>, name: string): Promise<ActiveProfile> {
+/**
+ * Loads and checks a profile by name. A name that is not in the config file (other than "default") is a usage
+ * error with the closest existing name; `from` says where the name came from (--profile, FECR_PROFILE).
+ */
+export async function loadProfile(env: Record<string, string | undefined>, name: string, from: ProfileSource = '--profile'): Promise<ActiveProfile> {
   const store = await openProfiles(env);
+  store.requireExisting(name, from);
   return { name, profile: store.resolve(name), configDir: store.dir };
 }

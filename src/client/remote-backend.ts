@@ -1,9 +1,9 @@
 /**
  * The Backend over a hosted fecr's client API (SERVICE-SPEC "Client API" plus the two additive endpoints of
  * src/server/api-extra.ts). HTTP answers map onto BackendError codes: 400/413 → invalid (with the body's
- * `details` as findings), 401 → auth, 404 → null where the interface allows it, else not_found;
- * 429, 5xx and transport failures → unavailable, after a few retries of 502/503/504 and of a refused or reset
- * connection (every call is idempotent).
+ * `details` as findings), 401 → auth ("session expired" past the token's own exp, else "session revoked"),
+ * 404 → null where the interface allows it, else not_found; 429, 5xx and transport failures → unavailable, after
+ * a few retries of 502/503/504 and of a refused or reset connection (every call is idempotent).
  */
 import type { Finding } from '../core/model.js';
 import {
@@ -19,14 +19,36 @@ import {
 } from './backend.js';
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
 
-/** The one line shown for a token the service no longer accepts (or that has expired here). */
+/** The one line shown for a token past its own expiry (`exp`) that the service no longer accepts. */
 export const SESSION_EXPIRED = 'session expired: run fecr login';
+/** The one line shown for a token the service refuses before its own expiry: revoked (logout, the operator's `fecr tokens revoke`, a disabled account). */
+export const SESSION_REVOKED = 'session revoked: run fecr login';
+
+/**
+ * Whether a token is past its own `exp` claim at `nowMs`: true or false, or null when the token cannot be read
+ * (not a JWT) and nothing can be said. A readable token without `exp` never expires.
+ */
+export function tokenExpiredAt(token: string, nowMs: number): boolean | null {
+  try {
+    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+    if (!payload || typeof payload !== 'object') return null;
+    return typeof payload.exp === 'number' ? payload.exp * 1000 <= nowMs : false;
+  } catch {
+    return null;
+  }
+}
 
 export interface RemoteBackendOptions {
   /** The client API's URL (profile `baseUrl`). */
   baseUrl: string;
   /** The bearer token. */
   token: string;
+  /**
+   * Whether the token is past its own expiry now (the CLI passes its session's `exp` and clock). A 401/403 then
+   * reads SESSION_EXPIRED, otherwise SESSION_REVOKED. Default: the token's `exp` claim against the clock `now`
+   * (a token that is not a JWT: SESSION_EXPIRED).
+   */
+  tokenExpired?: () => boolean;
   /** A shared client; one is made (and closed by `close()`) when omitted. */
   http?: HttpClient;
   /** Clock (epoch ms) and sleep, injectable for tests of the polling. */
@@ -86,6 +108,11 @@ export class RemoteBackend implements Backend {
 
   private readonly retry: Required<NonNullable<RemoteBackendOptions['retry']>>;
 
+  /** For a refused token: past its own expiry (true), not (false: revoked), or unknown (null). */
+  private tokenExpired(): boolean | null {
+    return this.opts.tokenExpired ? this.opts.tokenExpired() : tokenExpiredAt(this.opts.token, this.now());
+  }
+
   /** POSTs, sending again while the answer is a passing failure (see `retry`); the last answer or error stands. */
   private async postWithRetry(path: string, body: unknown): Promise<HttpResponse> {
     for (let attempt = 0; ; attempt++) {
@@ -128,7 +155,7 @@ export class RemoteBackend implements Backend {
         throw new BackendError('invalid', message, findingsOf(json));
       case 401:
       case 403:
-        throw new BackendError('auth', SESSION_EXPIRED);
+        throw new BackendError('auth', this.tokenExpired() === false ? SESSION_REVOKED : SESSION_EXPIRED);
       case 404:
         throw new BackendError('not_found', message);
       case 429: {

@@ -1,7 +1,8 @@
 /**
  * Which Backend a verb talks to: the profile in use (`--profile`, else FECR_PROFILE, else "default") decides.
  * Remote profiles get the HTTP backend with the stored session token (checked for expiry here first: an expired
- * token is the one line "session expired: run fecr login" and exit 4, with no request made); local profiles get
+ * token is the one line "session expired: run fecr login" and exit 4, with no request made; one the service then
+ * refuses before its expiry is "session revoked: run fecr login", exit 4); local profiles get
  * the in-process service of src/client/local-backend.ts. Light to import: everything heavy loads on use.
  */
 import type { Ctx } from '../cli/context.js';
@@ -9,10 +10,12 @@ import { EXIT, SilentExit, UserError } from '../cli/errors.js';
 import { writeLine } from '../cli/io.js';
 import type { Backend } from './backend.js';
 import type { LocalBackendOptions } from './local-backend.js';
-import type { ActiveProfile, LocalProfile, RemoteProfile } from './profiles.js';
+import type { ActiveProfile, LocalProfile, ProfileSource, RemoteProfile } from './profiles.js';
 import type { TokenSource } from './secret-store.js';
 
 export const SESSION_EXPIRED_LINE = 'session expired: run fecr login';
+/** A token the service refuses before its own expiry (logout elsewhere, `fecr tokens revoke`, a disabled account). */
+export const SESSION_REVOKED_LINE = 'session revoked: run fecr login';
 
 const profileFlags = new WeakMap<Ctx, string | undefined>();
 
@@ -21,16 +24,34 @@ export function setProfileFlag(ctx: Ctx, name: string | undefined): void {
   profileFlags.set(ctx, name);
 }
 
-/** The profile in use: `--profile`, else FECR_PROFILE, else "default". A bad name is a usage error. */
+/**
+ * The name of the profile in use: `--profile`, else FECR_PROFILE, else "default". A bad name is a usage error;
+ * existence is not checked (`fecr config set` creates profiles): see `existingProfileName`.
+ */
 export async function profileName(ctx: Ctx): Promise<string> {
   const { profileNameFrom } = await import('./profiles.js');
   return profileNameFrom(ctx.io.env, profileFlags.get(ctx));
 }
 
-/** Loads the profile in use (or the one named). */
+/** The profile in use and where it was named (--profile, FECR_PROFILE, or '' for the implicit "default"). */
+export async function profileChoiceOf(ctx: Ctx): Promise<{ name: string; from: ProfileSource }> {
+  const { profileChoice } = await import('./profiles.js');
+  return profileChoice(ctx.io.env, profileFlags.get(ctx));
+}
+
+/** The name of the profile in use, which must exist (else a usage error with the closest existing name). */
+export async function existingProfileName(ctx: Ctx): Promise<string> {
+  const { openProfiles } = await import('./profiles.js');
+  const { name, from } = await profileChoiceOf(ctx);
+  (await openProfiles(ctx.io.env)).requireExisting(name, from);
+  return name;
+}
+
+/** Loads the profile in use (or the one named); an unknown name is a usage error with "did you mean". */
 export async function activeProfile(ctx: Ctx, name?: string): Promise<ActiveProfile> {
-  const { loadProfile, profileNameFrom } = await import('./profiles.js');
-  return loadProfile(ctx.io.env, profileNameFrom(ctx.io.env, name ?? profileFlags.get(ctx)));
+  const { loadProfile, profileChoice } = await import('./profiles.js');
+  const choice = profileChoice(ctx.io.env, name ?? profileFlags.get(ctx));
+  return loadProfile(ctx.io.env, choice.name, choice.from);
 }
 
 /** The claims fecr reads from a session token (decoded, not verified: the service verifies). */
@@ -51,10 +72,22 @@ export interface Session {
   secondsLeft: number | null;
 }
 
-/** Prints the one line of an expired (or refused) session and ends with exit code 4. */
+/** Prints the one line of an expired session and ends with exit code 4. */
 export function sessionExpired(ctx: Ctx): never {
   writeLine(ctx.io.stderr, SESSION_EXPIRED_LINE);
   throw new SilentExit(EXIT.auth);
+}
+
+/** Prints the one line of a session the service refused before its expiry and ends with exit code 4. */
+export function sessionRevoked(ctx: Ctx): never {
+  writeLine(ctx.io.stderr, SESSION_REVOKED_LINE);
+  throw new SilentExit(EXIT.auth);
+}
+
+/** Whether a session is past its own expiry by the CLI's clock (the service refusing it otherwise means revoked). */
+export function sessionPastExpiry(ctx: Ctx, session: Session): boolean {
+  const exp = session.claims.exp;
+  return typeof exp === 'number' && exp * 1000 <= ctx.now().getTime();
 }
 
 /** Decodes a token's payload; a token that is not a JWT is an authentication error. */
@@ -103,7 +136,7 @@ export async function openBackend(ctx: Ctx, name?: string, opts: LocalBackendOpt
 async function openRemote(ctx: Ctx, active: ActiveProfile & { profile: RemoteProfile }): Promise<Backend> {
   const session = (await openSession(ctx, active))!;
   const { RemoteBackend } = await import('./remote-backend.js');
-  return new RemoteBackend({ baseUrl: active.profile.baseUrl, token: session.token });
+  return new RemoteBackend({ baseUrl: active.profile.baseUrl, token: session.token, tokenExpired: () => sessionPastExpiry(ctx, session) });
 }
 
 async function openLocal(ctx: Ctx, profile: LocalProfile, opts: LocalBackendOptions): Promise<Backend> {

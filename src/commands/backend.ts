@@ -8,6 +8,7 @@ import { EXIT, SilentExit, UserError } from '../cli/errors.js';
 import { invalidHeadline, printFindings } from '../cli/findings.js';
 import { writeLine } from '../cli/io.js';
 import type { Backend, BackendError } from '../client/backend.js';
+import { SESSION_EXPIRED_LINE, SESSION_REVOKED_LINE } from '../client/select.js';
 import { MISSING_FIELDS } from '../service/service-error.js';
 
 export interface BackendFlags {
@@ -78,6 +79,11 @@ function namingSubjects(backend: Backend, subjects: WeakMap<object, string>): Ba
 function toUserError(ctx: Ctx, e: BackendError, subject: string): Error {
   const message = e.message.replace('use /api/actualizar/emisor', 'use fecr emisor update');
   const code = e.code === 'auth' ? EXIT.auth : EXIT.error;
+  // A refused session token: the same bare line as an expired one caught before any request (select.ts).
+  if (e.code === 'auth' && (message === SESSION_EXPIRED_LINE || message === SESSION_REVOKED_LINE)) {
+    writeLine(ctx.io.stderr, message);
+    return new SilentExit(code);
+  }
   if (e.findings.length === 0) {
     const err = new UserError(message, code);
     err.cause = e;

@@ -1,4 +1,7 @@
-/** `fecr accounts …`, `fecr keys rotate`, `fecr tokens revoke`: administration of the local service's data dir. */
+/**
+ * `fecr accounts …`, `fecr keys rotate`, `fecr tokens revoke`: administration of a service's data dir (--data-dir, else
+ * the local profile's); they have no client-API equivalent, so a remote profile is refused (src/commands/local.ts).
+ */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
 
@@ -14,7 +17,8 @@ export interface WebhookTargetFlags {
 
 export function defineAccountCommands(program: Command, ctx: Ctx): void {
   const accounts = program.command('accounts').description('client accounts of the service (local data dir)');
-  const dd = (c: Command) => c.option('--data-dir <dir>', 'data dir (default FECR_DATA_DIR or the platform data dir)');
+  const dd = (c: Command) =>
+    c.option('--data-dir <dir>', "data dir (default: the local profile's, else FECR_DATA_DIR or the platform data dir; a remote profile is refused)");
   const targets = (c: Command) =>
     c
       .option('--env <env>', "the service's Hacienda environment: local, or sandbox/production (webhook URL must be a public address)", 'local')

@@ -3,7 +3,7 @@ import { UsageError, UserError } from '../../cli/errors.js';
 import { readAll, writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
 import { renderTable } from '../../cli/table.js';
-import { withLocalService } from '../local.js';
+import { withOperatorService } from '../local.js';
 import type { ServiceContext } from '../../service/context.js';
 import type { DataDirFlag, WebhookTargetFlags } from './index.js';
 
@@ -50,7 +50,7 @@ export async function create(
   const withPolicy = await targetPolicy(ctx, opts);
   const password = await passwordFromStdin(ctx, opts.passwordStdin);
   const { createAccount } = await accountsModule();
-  const r = await userErrors(() => withLocalService(ctx, opts.dataDir, (svc) => createAccount(withPolicy(svc), { base, password, webhookUrl: opts.webhookUrl })));
+  const r = await userErrors(() => withOperatorService(ctx, 'accounts create', opts.dataDir, (svc) => createAccount(withPolicy(svc), { base, password, webhookUrl: opts.webhookUrl })));
   if (opts.json) return printJson(ctx, { base: r.account.base, webhookUrl: r.account.webhookUrl, webhookSecret: r.webhookSecret });
   info(ctx, `created account ${r.account.base}`);
   if (r.webhookSecret) {
@@ -61,7 +61,7 @@ export async function create(
 
 export async function list(ctx: Ctx, opts: DataDirFlag & { json?: boolean }): Promise<void> {
   const { listAccounts } = await accountsModule();
-  const rows = await withLocalService(ctx, opts.dataDir, (svc) => listAccounts(svc));
+  const rows = await withOperatorService(ctx, 'accounts list', opts.dataDir, (svc) => listAccounts(svc));
   if (opts.json) return printJson(ctx, rows.map((a) => ({ base: a.base, disabled: a.disabled, webhookUrl: a.webhookUrl, createdAt: new Date(a.createdAt).toISOString() })));
   writeLine(
     ctx.io.stdout,
@@ -71,41 +71,41 @@ export async function list(ctx: Ctx, opts: DataDirFlag & { json?: boolean }): Pr
 
 export async function disable(ctx: Ctx, base: string, opts: DataDirFlag): Promise<void> {
   const { disableAccount } = await accountsModule();
-  await userErrors(() => withLocalService(ctx, opts.dataDir, (svc) => disableAccount(svc, base)));
+  await userErrors(() => withOperatorService(ctx, 'accounts disable', opts.dataDir, (svc) => disableAccount(svc, base)));
   info(ctx, `disabled ${base}`);
 }
 
 export async function enable(ctx: Ctx, base: string, opts: DataDirFlag): Promise<void> {
   const { enableAccount } = await accountsModule();
-  await userErrors(() => withLocalService(ctx, opts.dataDir, (svc) => enableAccount(svc, base)));
+  await userErrors(() => withOperatorService(ctx, 'accounts enable', opts.dataDir, (svc) => enableAccount(svc, base)));
   info(ctx, `enabled ${base}`);
 }
 
 export async function passwd(ctx: Ctx, base: string, opts: DataDirFlag & { passwordStdin?: boolean }): Promise<void> {
   const password = await passwordFromStdin(ctx, opts.passwordStdin);
   const { setPassword } = await accountsModule();
-  await userErrors(() => withLocalService(ctx, opts.dataDir, (svc) => setPassword(svc, base, password)));
+  await userErrors(() => withOperatorService(ctx, 'accounts passwd', opts.dataDir, (svc) => setPassword(svc, base, password)));
   info(ctx, `password of ${base} changed`);
 }
 
 export async function set(ctx: Ctx, base: string, opts: DataDirFlag & WebhookTargetFlags & { webhookUrl: string }): Promise<void> {
   const withPolicy = await targetPolicy(ctx, opts);
   const { setWebhook } = await accountsModule();
-  const { secret } = await userErrors(() => withLocalService(ctx, opts.dataDir, (svc) => setWebhook(withPolicy(svc), base, opts.webhookUrl)));
+  const { secret } = await userErrors(() => withOperatorService(ctx, 'accounts set', opts.dataDir, (svc) => setWebhook(withPolicy(svc), base, opts.webhookUrl)));
   writeLine(ctx.io.stdout, secret);
   info(ctx, `webhook of ${base} set to ${opts.webhookUrl}; the line above is its signing secret, shown only now`);
 }
 
 export async function rotate(ctx: Ctx, opts: DataDirFlag): Promise<void> {
   const { rotateKey } = await import('../../service/keys.js');
-  const r = await withLocalService(ctx, opts.dataDir, (svc) => rotateKey(svc));
+  const r = await withOperatorService(ctx, 'keys rotate', opts.dataDir, (svc) => rotateKey(svc));
   writeLine(ctx.io.stdout, r.kid);
   info(ctx, `new signing key ${r.kid}; retired: ${r.retired.join(', ') || 'none'}`);
 }
 
 export async function keysList(ctx: Ctx, opts: DataDirFlag & { json?: boolean }): Promise<void> {
   const { listKeys } = await import('../../service/keys.js');
-  const keys = await withLocalService(ctx, opts.dataDir, (svc) => listKeys(svc));
+  const keys = await withOperatorService(ctx, 'keys list', opts.dataDir, (svc) => listKeys(svc));
   if (opts.json) return printJson(ctx, keys);
   writeLine(
     ctx.io.stdout,
@@ -115,6 +115,6 @@ export async function keysList(ctx: Ctx, opts: DataDirFlag & { json?: boolean })
 
 export async function revoke(ctx: Ctx, jti: string, opts: DataDirFlag): Promise<void> {
   const { revokeToken } = await import('../../service/tokens.js');
-  await withLocalService(ctx, opts.dataDir, (svc) => revokeToken(svc, jti));
+  await withOperatorService(ctx, 'tokens revoke', opts.dataDir, (svc) => revokeToken(svc, jti));
   info(ctx, `revoked ${jti}`);
 }

@@ -9,7 +9,8 @@ export function defineConfigCommands(program: Command, ctx: Ctx): void {
     .addHelpText(
       'after',
       '\nKeys: mode (local|remote), env (local|sandbox|production), dataDir, account, authUrl, baseUrl, base.' +
-        '\nExample: fecr config set authUrl https://auth.example.com --profile hosted',
+        '\nExample: fecr config set mode=remote authUrl=https://auth.example.com baseUrl=https://api.example.com base=acme --profile hosted' +
+        '\nOnly config set creates a profile ("default" always exists; fecr demo creates "demo"); naming another one is an error.',
     );
   config
     .command('get')
@@ -18,10 +19,9 @@ export function defineConfigCommands(program: Command, ctx: Ctx): void {
     .action(async (key: string) => (await import('./run.js')).get(ctx, key));
   config
     .command('set')
-    .description('set a key of the profile in use (checked: a bad value names the key)')
-    .argument('<key>')
-    .argument('<value>')
-    .action(async (key: string, value: string) => (await import('./run.js')).set(ctx, key, value));
+    .description('set keys of the profile in use, creating it if needed: KEY VALUE, or KEY=VALUE pairs (all checked before any is written)')
+    .argument('<pairs...>', 'KEY VALUE, or KEY=VALUE [KEY=VALUE …]')
+    .action(async (pairs: string[]) => (await import('./run.js')).set(ctx, pairs));
   config
     .command('unset')
     .description('remove a key from the profile in use')

@@ -1,10 +1,10 @@
 /**
  * `fecr demo`: the main job end to end, from nothing.
  *
- *  1. The profile: `--profile` / FECR_PROFILE when given, else "demo". A missing "demo" profile is created as a
- *     local profile (env local: the embedded Hacienda emulator) with its own data dir, `<data home>/fecr/demo`,
- *     so the demo never mixes its test issuer and documents into the default profile's data. A second run uses
- *     the same profile and data dir and issues the next consecutivos.
+ *  1. The profile: `--profile` / FECR_PROFILE when given (it must exist, unless it is "demo"), else "demo". A
+ *     missing "demo" profile is created as a local profile (env local: the embedded Hacienda emulator) with its
+ *     own data dir, `<data home>/fecr/demo`, so the demo never mixes its test issuer and documents into the
+ *     default profile's data. A second run uses the same profile and data dir and issues the next consecutivos.
  *  2. The issuer: 3101123456 SOFTWARE TICO SOCIEDAD ANONIMA (a taxpayer the emulator's registry knows). When the
  *     profile's account does not have it yet, a test .p12 is generated (PIN 1234, written to the out dir) and the
  *     issuer registered with it.
@@ -160,11 +160,14 @@ function exitCode(rows: DemoRow[]): ExitCode {
 
 /** The profile to use; "demo" is created (local, env local, own data dir) when nothing names another one. */
 async function demoProfile(ctx: Ctx, flag: string | undefined): Promise<{ name: string; profile: Profile; dataDir: string | null }> {
-  const { openProfiles, profileNameFrom } = await import('../../client/profiles.js');
+  const { openProfiles, profileChoice } = await import('../../client/profiles.js');
   const chosen = flag !== undefined || Boolean(ctx.io.env.FECR_PROFILE);
-  const name = chosen ? profileNameFrom(ctx.io.env, flag) : DEMO_PROFILE;
+  const choice = chosen ? profileChoice(ctx.io.env, flag) : { name: DEMO_PROFILE, from: '' as const };
+  const { name } = choice;
   const store = await openProfiles(ctx.io.env);
-  if (!chosen && Object.keys(store.stored(name)).length === 0) {
+  // Another name must exist (a mistyped --profile is an error, not a new profile); "demo" is created here.
+  if (name !== DEMO_PROFILE) store.requireExisting(name, choice.from);
+  if (name === DEMO_PROFILE && Object.keys(store.stored(name)).length === 0) {
     const dir = demoDataDir(ctx.io.env);
     await store.set(name, 'mode', 'local', ctx.io.cwd);
     await store.set(name, 'env', 'local', ctx.io.cwd);

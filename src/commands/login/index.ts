@@ -20,7 +20,7 @@ export function defineLoginCommands(program: Command, ctx: Ctx): void {
     .action(async () => (await import('./run.js')).logout(ctx));
   program
     .command('whoami')
-    .description('the session of the profile in use: account, issuer, token id, expiry and time left')
+    .description('the session of the profile in use (checked with the service): account, issuer, token id, expiry and time left')
     .option('--json', 'print as JSON')
     .action(async (opts: { json?: boolean }) => (await import('./run.js')).whoami(ctx, opts));
 }

@@ -1,13 +1,13 @@
 import { createInterface } from 'node:readline';
 import type { Ctx } from '../../cli/context.js';
-import { EXIT, UsageError, UserError } from '../../cli/errors.js';
+import { EXIT, SilentExit, UsageError, UserError } from '../../cli/errors.js';
 import { readAll, writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
 import { renderTable } from '../../cli/table.js';
 import { HttpClient, NetworkError, type HttpResponse } from '../../client/http-client.js';
 import { flagFor, openProfiles, type ActiveProfile, type RemoteProfile } from '../../client/profiles.js';
 import { deleteToken, saveToken } from '../../client/secret-store.js';
-import { activeProfile, decodeSession, openSession } from '../../client/select.js';
+import { activeProfile, decodeSession, openSession, sessionPastExpiry, type Session } from '../../client/select.js';
 import type { LoginFlags } from './index.js';
 
 type RemoteActive = ActiveProfile & { profile: RemoteProfile };
@@ -126,6 +126,7 @@ export async function whoami(ctx: Ctx, opts: { json?: boolean }): Promise<void> 
   const active = await remoteOrNote(ctx);
   if (!active) return;
   const session = (await openSession(ctx, active))!;
+  await checkWithService(ctx, active, session);
   const { claims } = session;
   const data = {
     profile: active.name,
@@ -149,6 +150,28 @@ export async function whoami(ctx: Ctx, opts: { json?: boolean }): Promise<void> 
     ['api', data.baseUrl],
   ];
   writeLine(ctx.io.stdout, renderTable(ctx, ['field', 'value'], rows));
+}
+
+/**
+ * Asks the service whether it still accepts the session (a cheap authenticated read, POST /api/consultar/webhook):
+ * refused before its expiry is "session revoked: run fecr login" (exit 4). An unreachable service is one warning
+ * line, and whoami still shows what the token says.
+ */
+async function checkWithService(ctx: Ctx, active: RemoteActive, session: Session): Promise<void> {
+  const [{ RemoteBackend }, { BackendError }] = await Promise.all([import('../../client/remote-backend.js'), import('../../client/backend.js')]);
+  const backend = new RemoteBackend({ baseUrl: active.profile.baseUrl, token: session.token, tokenExpired: () => sessionPastExpiry(ctx, session) });
+  try {
+    await backend.webhookUrl();
+  } catch (e) {
+    if (!(e instanceof BackendError)) throw e;
+    if (e.code === 'auth') {
+      writeLine(ctx.io.stderr, e.message);
+      throw new SilentExit(EXIT.auth);
+    }
+    writeLine(ctx.io.stderr, `warning: could not check the session with ${active.profile.baseUrl}: ${e.message}`);
+  } finally {
+    await backend.close();
+  }
 }
 
 /** One visible line from the terminal (prompt on stderr). */

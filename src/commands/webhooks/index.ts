@@ -1,5 +1,6 @@
 /**
- * `fecr webhooks list|replay`: webhook deliveries of an account (local data dir);
+ * `fecr webhooks list|replay`: webhook deliveries of an account (a data dir: --data-dir or the local profile's; the
+ * client API has no deliveries endpoint, so a remote profile is refused);
  * `fecr webhooks listen`: receive the active profile's deliveries here and forward them (listen.ts).
  */
 import type { Command } from 'commander';
@@ -22,7 +23,7 @@ export function defineWebhookCommands(program: Command, ctx: Ctx): void {
     .requiredOption('--account <base>', 'account name')
     .option('--state <state>', 'pendiente, entregado or fallido')
     .option('--limit <n>', 'at most this many', '50')
-    .option('--data-dir <dir>', 'data dir (default FECR_DATA_DIR or the platform data dir)')
+    .option('--data-dir <dir>', "data dir (default: the local profile's, else FECR_DATA_DIR or the platform data dir; a remote profile is refused)")
     .option('--json', 'print as JSON')
     .action(async (opts: WebhookFlags) => (await import('./run.js')).list(ctx, opts));
   webhooks
@@ -30,7 +31,7 @@ export function defineWebhookCommands(program: Command, ctx: Ctx): void {
     .description('deliver again (same webhook-id); a running `fecr serve` picks it up')
     .argument('<id>', 'delivery id (from webhooks list)')
     .requiredOption('--account <base>', 'account name')
-    .option('--data-dir <dir>', 'data dir (default FECR_DATA_DIR or the platform data dir)')
+    .option('--data-dir <dir>', "data dir (default: the local profile's, else FECR_DATA_DIR or the platform data dir; a remote profile is refused)")
     .action(async (id: string, opts: WebhookFlags) => (await import('./run.js')).replay(ctx, id, opts));
   webhooks
     .command('listen')

@@ -4,7 +4,7 @@ import { writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
 import { renderTable } from '../../cli/table.js';
 import type { ServiceContext } from '../../service/context.js';
-import { withLocalService } from '../local.js';
+import { withOperatorService } from '../local.js';
 import type { WebhookFlags } from './index.js';
 
 async function accountId(svc: ServiceContext, base: string): Promise<number> {
@@ -19,7 +19,7 @@ export async function list(ctx: Ctx, f: WebhookFlags): Promise<void> {
   const limit = Number(f.limit ?? 50);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
   const { listDeliveries } = await import('../../service/webhooks.js');
-  const rows = await withLocalService(ctx, f.dataDir, async (svc) =>
+  const rows = await withOperatorService(ctx, 'webhooks list', f.dataDir, async (svc) =>
     listDeliveries(svc, await accountId(svc, f.account), { state: f.state as 'pendiente' | undefined, limit }),
   );
   if (f.json) return printJson(ctx, rows);
@@ -37,7 +37,7 @@ export async function replay(ctx: Ctx, id: string, f: WebhookFlags): Promise<voi
   const n = Number(id);
   if (!Number.isInteger(n) || n < 1) throw new UsageError('the delivery id must be a positive whole number');
   const { replayDelivery } = await import('../../service/webhooks.js');
-  const r = await withLocalService(ctx, f.dataDir, async (svc) => replayDelivery(svc, await accountId(svc, f.account), n));
+  const r = await withOperatorService(ctx, 'webhooks replay', f.dataDir, async (svc) => replayDelivery(svc, await accountId(svc, f.account), n));
   if (!r) throw new UserError(`no delivery ${n} for account ${f.account}`);
   info(ctx, `delivery ${n} (${r.clave}) queued again with webhook-id ${r.messageId}`);
 }
