@@ -234,6 +234,8 @@ function computeLinea(linea: Linea): LineaTotals {
 /** p = TarifaExonerada / Tarifa, in [0, 1]; MontoExoneracion / Monto when there is no positive Tarifa. */
 function exoneracionShare(iva: Impuesto, totals: ImpuestoTotals): Decimal {
   const tarifa = iva.tarifa ?? ZERO;
+  // An unknown rate (NaN: an input src/core/document.ts holds back while a finding says to fix it) gives an unknown share.
+  if (tarifa.isNaN()) return tarifa;
   let p: Decimal;
   if (tarifa.gt(0)) p = iva.exoneracion!.tarifaExonerada.div(tarifa);
   else if (totals.monto.gt(0)) p = (totals.montoExoneracion ?? ZERO).div(totals.monto);

@@ -1,15 +1,17 @@
 /**
  * zod schemas of the client API's small request bodies and of every response body. The app validates with
  * them and `/openapi.json` is generated from them (with the core's DocumentBody and IssuerRecord), so the
- * contract and the code cannot drift apart.
+ * contract and the code cannot drift apart. Request bodies refuse keys they do not name (a 400 finding with the
+ * closest known name), so a misspelt field is never dropped in silence.
  */
 import { z } from 'zod';
+import { strictObject } from '../core/input/unknown-keys.js';
 import { CLAVE_PATTERN } from '../core/clave.js';
 
 const required = (what: string) => ({ error: (iss: { input: unknown }) => (iss.input === undefined ? 'is required' : `must be ${what}`) });
 
 /** `/api/consultar/emisor` */
-export const IssuerLookupBody = z.object({
+export const IssuerLookupBody = strictObject({
   identificacion: z
     .union([z.number().int().positive(), z.string().trim().regex(/^\d{9,12}$/, 'must be 9 to 12 digits')], required('a number'))
     .transform(String)
@@ -17,17 +19,17 @@ export const IssuerLookupBody = z.object({
 });
 
 /** `/api/hacienda/exoneracion` */
-export const ExoneracionBody = z.object({
+export const ExoneracionBody = strictObject({
   exoneracion: z.string(required('a string')).trim().min(1, 'is required').describe('Number of the exoneration document, e.g. AL-00020402-24'),
 });
 
 /** `/api/hacienda/cabys` */
-export const CabysBody = z.object({
+export const CabysBody = strictObject({
   name: z.string(required('a string')).trim().min(1, 'is required').describe('Search term'),
 });
 
 /** `/api/consultar/archivo` */
-export const FileBody = z.object({
+export const FileBody = strictObject({
   claveHacienda: z.string(required('a string')).trim().min(1, 'is required').describe('The 50-digit clave of the document'),
   fileType: z
     .string(required('a string'))
@@ -37,7 +39,7 @@ export const FileBody = z.object({
 });
 
 /** `/api/hacienda/identificacion` */
-export const TaxpayerBody = z.object({
+export const TaxpayerBody = strictObject({
   identificacion: z
     .union([z.string().trim().min(1, 'is required'), z.number().int().positive()], required('a string'))
     .transform(String)

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { parseConsecutivo, securityCodeFrom } from '../core/clave.js';
 import { issueComprobante } from '../core/comprobante.js';
-import { findingsFromZod } from '../core/input/findings.js';
+import { parseReportingUnknownKeys } from '../core/input/findings.js';
 import { DocumentBody } from '../core/input/schema.js';
 import type { DocumentKind } from '../core/model.js';
 import { money } from '../core/money.js';
@@ -32,8 +32,11 @@ const KIND_NAMES: Record<string, string> = { FE: 'factura electrónica', NC: 'no
 
 /** Submits a document body (spec "Electronic document") for an issuer of the account. */
 export async function submitDocument(ctx: ServiceContext, accountId: number, body: unknown): Promise<SubmitResult> {
-  const parsed = DocumentBody.safeParse(body);
-  if (!parsed.success) throw ServiceError.validation(findingsFromZod(parsed.error));
+  // Unknown keys alone do not stop here: the body's issuer and numbering are read without them (an identical
+  // resubmission of a body stored before unknown keys were refused still gets its clave), and issueComprobante
+  // reports them with every other finding.
+  const parsed = parseReportingUnknownKeys(DocumentBody, body);
+  if (!parsed.success) throw ServiceError.validation(parsed.findings);
   const b = parsed.data;
 
   const issuerRow = await findIssuer(ctx, accountId, b.emisor);

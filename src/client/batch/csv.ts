@@ -87,6 +87,8 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
   }
 
   const lineas: Linea[] = [];
+  /** The tarifa of each row as written: the body carries it, and the core says when it does not fit codigoTarifa. */
+  const tarifas: string[] = [];
   rows.forEach((row, i) => {
     const before = errors.length;
     const amount = (col: string, opts: { optional?: boolean; positive?: boolean }): string | undefined => {
@@ -116,6 +118,10 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
     } else if (!isDecimalString(tarifa) || tarifa.startsWith('-')) at(row, 'tarifa', `must be a percentage, e.g. "13" (got "${tarifa}")`);
     if (errors.length > before || cantidad === undefined || precio === undefined) return;
     const desc = descuento === undefined ? ZERO : dec(descuento);
+    // The figures are computed with the rate of codigoTarifa (IVA 01), the one the core's finding on a tarifa that
+    // does not fit it calls right: that finding alone then says what to fix in the row.
+    const rate = impuestoCodigo === '01' ? (TARIFAS_IVA[codigoTarifa]?.rate ?? tarifa) : tarifa;
+    tarifas.push(tarifa);
     lineas.push({
       numeroLinea: i + 1,
       codigoCABYS: get(row, 'codigo'),
@@ -125,7 +131,7 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
       detalle: get(row, 'detalle'),
       precioUnitario: dec(precio),
       descuentos: desc.gt(0) ? [{ montoDescuento: desc, codigoDescuento: get(row, 'codigoDescuento').padStart(2, '0') || '07' }] : [],
-      impuestos: [{ codigo: impuestoCodigo, codigoTarifaIVA: codigoTarifa, tarifa: dec(tarifa) }],
+      impuestos: [{ codigo: impuestoCodigo, codigoTarifaIVA: codigoTarifa, tarifa: dec(rate) }],
     });
   });
   if (errors.length) return { errors };
@@ -156,7 +162,7 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
       impuesto: l.impuestos.map((imp, j) => ({
         codigo: imp.codigo,
         codigoTarifa: imp.codigoTarifaIVA,
-        tarifa: plain(imp.tarifa ?? ZERO, 2),
+        tarifa: plain(dec(tarifas[i]!), 2),
         monto: money(t.impuestos[j]!.monto),
       })),
     };

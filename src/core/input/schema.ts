@@ -3,9 +3,11 @@
  * extensions) and the Issuer record (the spec's registration shape). Types follow the spec:
  * money is a decimal string where the spec says string; numbers (or numeric strings) where it says number.
  * Field-level format rules live here; cross-field rules live in ../document.ts.
+ * Every object refuses keys it does not name (`strictObject`): a misspelt field is a finding, never dropped in silence.
  */
 import { z } from 'zod';
 import { forbiddenXmlChar, forbiddenXmlCharMessage } from '../xml/canonical.js';
+import { strictObject } from './unknown-keys.js';
 
 /**
  * A string schema that first refuses the characters XML 1.0 cannot carry (C0 controls but TAB, LF and CR; U+FFFE,
@@ -67,12 +69,12 @@ const Email = str()
 /** ISO 8601 date-time, with or without offset; checked for calendar validity in document.ts. */
 const DateTimeText = str().trim().min(10, 'must be an ISO 8601 date-time');
 
-export const IdentificacionInput = z.object({
+export const IdentificacionInput = strictObject({
   tipo: Code2,
   numero: str().trim().min(1, 'is required').max(20, 'must have at most 20 characters'),
 });
 
-export const UbicacionInput = z.object({
+export const UbicacionInput = strictObject({
   provincia: str().trim().regex(/^[1-7]$/, 'must be a province code 1 to 7'),
   canton: str().trim().regex(/^\d{2}$/, 'must be a two-digit canton code'),
   distrito: str().trim().regex(/^\d{2}$/, 'must be a two-digit district code'),
@@ -80,7 +82,7 @@ export const UbicacionInput = z.object({
   direccion: text(5, 250),
 });
 
-export const ReceptorInput = z.object({
+export const ReceptorInput = strictObject({
   nombre: text(3, 100),
   telefono: str().trim().optional(),
   identificacion: IdentificacionInput,
@@ -91,7 +93,7 @@ export const ReceptorInput = z.object({
   otrasSenasExtranjero: text(5, 300).optional(),
 });
 
-export const ExoneracionInput = z.object({
+export const ExoneracionInput = strictObject({
   tipoDocumento: Code2,
   numeroDocumento: text(3, 40),
   nombreInstitucion: Code2,
@@ -104,7 +106,7 @@ export const ExoneracionInput = z.object({
   tipoDocumentoOtro: text(5, 100).optional(),
 });
 
-export const ImpuestoInput = z.object({
+export const ImpuestoInput = strictObject({
   codigo: Code2,
   /** Required for codigo 01 and 07 (checked in document.ts). */
   codigoTarifa: Code2.optional(),
@@ -116,7 +118,7 @@ export const ImpuestoInput = z.object({
   factorCalculoIVA: str().trim().regex(/^0(\.\d{1,4})?$|^1(\.0{1,4})?$/, 'must be a factor between 0 and 1 with up to 4 decimals').optional(),
 });
 
-export const LineaInput = z.object({
+export const LineaInput = strictObject({
   numeroLinea: Integer(1, 1000),
   codigo: str().trim().regex(/^\d{13}$/, 'must be a 13-digit CABYS code'),
   detalle: text(3, 200),
@@ -138,7 +140,7 @@ export const LineaInput = z.object({
   impuestoNeto: NumberLike,
   montoTotalLinea: NumberLike,
   codigoComercial: z
-    .array(z.object({ tipo: Code2, codigo: text(1, 20) }))
+    .array(strictObject({ tipo: Code2, codigo: text(1, 20) }))
     .max(5, 'must have at most 5 entries')
     .optional(),
   impuesto: z.array(ImpuestoInput).min(1, 'must have at least one tax entry (exempt lines use codigoTarifa "10")').max(1000),
@@ -149,7 +151,7 @@ export const LineaInput = z.object({
   ivaCobradoFabrica: Code2.optional(),
 });
 
-export const OtroCargoInput = z.object({
+export const OtroCargoInput = strictObject({
   tipoDocumento: Code2,
   detalle: text(1, 160),
   montoCargo: MoneyString,
@@ -160,7 +162,7 @@ export const OtroCargoInput = z.object({
   identificacionTercero: IdentificacionInput.optional(),
 });
 
-export const MedioPagoInput = z.object({
+export const MedioPagoInput = strictObject({
   tipoMedioPago: Code2,
   totalMedioPago: MoneyString.optional(),
   medioPagoOtros: text(3, 100).optional(),
@@ -196,8 +198,8 @@ const resumenTotals = Object.fromEntries(RESUMEN_TOTAL_FIELDS.map((f) => [f, Num
   z.ZodOptional<typeof NumberLike>
 >;
 
-export const ResumenInput = z.object({
-  codigoTipoMoneda: z.object({
+export const ResumenInput = strictObject({
+  codigoTipoMoneda: strictObject({
     codigoMoneda: str().trim().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code, e.g. "CRC"'),
     tipoCambio: z
       .union([str().trim(), z.number().finite()])
@@ -209,7 +211,7 @@ export const ResumenInput = z.object({
   ...resumenTotals,
 });
 
-export const ReferenciaInput = z.object({
+export const ReferenciaInput = strictObject({
   tipoDocIR: Code2,
   numero: str().trim().max(50, 'must have at most 50 characters').optional(),
   fechaEmision: DateTimeText,
@@ -219,7 +221,7 @@ export const ReferenciaInput = z.object({
   codigoReferenciaOtro: text(5, 100).optional(),
 });
 
-export const DocumentBody = z.object({
+export const DocumentBody = strictObject({
   emisor: z.union([str().trim().min(1, 'is required'), z.number().int().positive()]).transform(String),
   numeroReferencia: Integer(1, 9_999_999_999),
   codigoActividad: z
@@ -249,7 +251,7 @@ export type LineaInput = z.infer<typeof LineaInput>;
 export type ImpuestoInput = z.infer<typeof ImpuestoInput>;
 
 /** The issuer record, in the spec's registration shape (plus optional `nombre`, `proveedorSistemas`). */
-export const IssuerRecord = z.object({
+export const IssuerRecord = strictObject({
   identificacion: z
     .union([z.number().int().positive(), str().trim().regex(/^[A-Za-z0-9]{9,12}$/, 'must be 9 to 12 digits')])
     .transform(String),
