@@ -7,7 +7,9 @@
  *    blindly either. Received → document `enviado` + a `poll` job. A 400 validation answer (the document itself
  *    is wrong) → document `error` with Hacienda's cause in detalle_mensaje (no webhook: nothing was processed;
  *    the error stays visible on the document). Network, 5xx, 429, IdP or credential problems → retried with
- *    exponential backoff and jitter.
+ *    exponential backoff and jitter; a 429 whose Retry-After is longer than the client waits inline (a per-issuer
+ *    quota) → retried no sooner than Retry-After says. After a POST whose answer was lost, a 404 from the status
+ *    query within `indexDelayToleranceMs` (30 s) is Hacienda's index delay, asked again rather than re-POSTed.
  *  - `poll`: GET the status; recibido/procesando/unknown → again after 300 ms doubling to 30 s (after 24 h, hourly);
  *    aceptado/rechazado/error → in ONE transaction: the MensajeHacienda, mensaje, detalle, state and decided_at on
  *    the document, the job done, and the webhook delivery + its job (when the account has a webhook URL).
@@ -23,6 +25,7 @@ import type { Job as GraphileJob, JobHelpers, Runner, TaskList, WorkerPool } fro
 import { parseComprobanteXml } from '../core/xml/parse.js';
 import {
   HttpClient,
+  RateLimitedError,
   ReceptionClient,
   ReceptionValidationError,
   TokenManager,
@@ -93,6 +96,11 @@ export interface WorkerOptions {
   callbackUrl?: string;
   /** Retries inside one Hacienda call (default 3 attempts, 200 ms base, 2 s cap); longer outages are the queue's job. */
   haciendaRetry?: Partial<RetryPolicy>;
+  /**
+   * How long after a POST whose answer was lost (or a 500/502/504) a 404 from the status query is taken for
+   * Hacienda's index delay and asked again before the document is POSTed again (default 30 s; 0 trusts the 404).
+   */
+  indexDelayToleranceMs?: number;
   /** HTTP options of the Hacienda client (default 5 s connect, 15 s headers/body). */
   haciendaHttp?: HttpClientOptions;
   /** Which Hacienda endpoints an issuer talks to (default ctx.hacienda.endpoints for every issuer). */
@@ -203,6 +211,7 @@ class QueueWorker implements Worker {
       sendBackoffMaxMs: opts.sendBackoffMaxMs ?? 300_000,
       callbackUrl: opts.callbackUrl,
       haciendaRetry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000, maxServerWaitMs: 10_000, ...opts.haciendaRetry },
+      indexDelayToleranceMs: opts.indexDelayToleranceMs ?? 30_000,
       endpointsFor: opts.endpointsFor ?? (() => ctx.hacienda.endpoints),
     };
     this.http = new HttpClient({ connectTimeoutMs: 5_000, headersTimeoutMs: 15_000, bodyTimeoutMs: 15_000, connections: 32, ...opts.haciendaHttp });
@@ -571,6 +580,7 @@ class QueueWorker implements Worker {
       random: this.random,
       retry: this.o.haciendaRetry,
       statusRetry: this.o.haciendaRetry,
+      indexDelayToleranceMs: this.o.indexDelayToleranceMs,
     });
     this.clients.set(issuer.id, { key, client });
     return client;
@@ -608,7 +618,9 @@ class QueueWorker implements Worker {
     try {
       let found: ReceptionStatus | undefined;
       if (job.attempts > 1) {
-        // Tried before, maybe by a worker killed mid-POST: ask Hacienda before sending again.
+        // Tried before, maybe by a worker killed mid-POST: ask Hacienda before sending again. (A 404 here is
+        // trusted: a killed worker's job runs again only after its lease, 30 s, the index-delay tolerance; should
+        // it still be the index delay, the POST is refused as "ya fue recibido" and the document is not lost.)
         const st = await client.getStatus(doc.clave);
         if (st.estado !== 'unknown') found = st;
       }
@@ -632,7 +644,7 @@ class QueueWorker implements Worker {
         return this.sendFailedForGood(job, doc.id, doc.clave, `Hacienda rechazó el envío: ${e.detail ?? e.message}`);
       }
       this.stats.retries++;
-      const delay = backoff(job.attempts, this.o.sendBackoffBaseMs, this.o.sendBackoffMaxMs, this.random);
+      const delay = this.notBeforeRetryAfter(e, backoff(job.attempts, this.o.sendBackoffBaseMs, this.o.sendBackoffMaxMs, this.random));
       log.warn({ err: errText(e), retryInMs: delay }, 'sending to Hacienda failed; will retry');
       this.checkAlive();
       return rescheduleJob(db, job, this.owner, ctx.now() + delay, errText(e));
@@ -667,6 +679,17 @@ class QueueWorker implements Worker {
     this.log.warn({ clave, detalle }, 'document not sent: error');
   }
 
+  /**
+   * A 429 whose Retry-After the client would not wait inline (a per-issuer quota: up to the next minute): the job
+   * runs again no sooner than that (plus up to 1 s of jitter, so the waiting documents do not all come back at
+   * the same instant), at most an hour later.
+   */
+  private notBeforeRetryAfter(e: unknown, delay: number): number {
+    if (!(e instanceof RateLimitedError) || e.retryAt === undefined) return delay;
+    const told = Math.min(3600_000, e.retryAt - this.ctx.now());
+    return Math.max(delay, told + Math.round(this.random() * 1_000));
+  }
+
   private pollDelay(job: Job, now: number): number {
     if (now - job.created_at > this.o.pollWindowMs) return this.o.pollSlowIntervalMs;
     const step = Math.min(this.o.pollMaxIntervalMs, this.o.firstPollDelayMs * 2 ** Math.max(0, job.attempts - 1));
@@ -692,7 +715,7 @@ class QueueWorker implements Worker {
       st = await this.clientFor(issuer).getStatus(doc.clave);
     } catch (e) {
       this.stats.retries++;
-      const delay = this.pollDelay(job, ctx.now());
+      const delay = this.notBeforeRetryAfter(e, this.pollDelay(job, ctx.now()));
       this.log.warn({ clave: doc.clave, err: errText(e), retryInMs: delay }, 'status query failed; will retry');
       this.checkAlive();
       return rescheduleJob(db, job, this.owner, ctx.now() + delay, errText(e));

@@ -15,6 +15,8 @@ export interface ServeEmulatorFlags {
   lostResponseRate?: string;
   idpOutage?: boolean;
   reject?: string[];
+  indexDelay?: string;
+  quotaPerMinute?: string;
   seed?: string;
   validationThreads?: string;
 }
@@ -36,6 +38,8 @@ export function defineHaciendaCommands(program: Command, ctx: Ctx): void {
     .option('--lost-response-rate <fraction>', 'fault: fraction processed whose answer is lost')
     .option('--idp-outage', 'fault: the IdP answers 503')
     .option('--reject <clave...>', 'fault: always reject these claves')
+    .option('--index-delay <ms>', 'fault: GET /recepcion/{clave} answers 404 for this long after the POST was accepted (as the real sandbox)')
+    .option('--quota-per-minute <n>', 'fault: POST /recepcion answers 429 with Retry-After once an issuer posted n documents this minute (no default: Hacienda publishes no figure)')
     .option('--seed <n>', 'seed for the random faults (reproducible runs)')
     .option('--validation-threads <n>', 'worker threads that validate received documents (0 = on the event loop; default cores - 1, from 1 to 2)')
     .action(async (opts: ServeEmulatorFlags) => (await import('./serve.js')).run(ctx, opts));

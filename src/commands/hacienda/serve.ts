@@ -25,6 +25,8 @@ export async function run(ctx: Ctx, f: ServeEmulatorFlags): Promise<void> {
     ...(f.lostResponseRate !== undefined && { lostResponseRate: num('--lost-response-rate', f.lostResponseRate, { max: 1 }) }),
     ...(f.idpOutage && { idpOutage: true }),
     ...(f.reject && { rejectClaves: f.reject }),
+    ...(f.indexDelay !== undefined && { indexDelayMs: num('--index-delay', f.indexDelay, { max: 3_600_000, integer: true }) }),
+    ...(f.quotaPerMinute !== undefined && { quotaPerMinute: num('--quota-per-minute', f.quotaPerMinute, { min: 1, max: 1_000_000, integer: true }) }),
   };
   const validationThreads = num('--validation-threads', f.validationThreads, { max: 64, integer: true });
   const { startEmulator } = await import('../../hacienda/index.js');

@@ -5,7 +5,10 @@
  * Exactly-once rule: after any failure that may have reached Hacienda (connection reset, timeout waiting
  * for the answer, 5xx), the client GETs /recepcion/{clave} before POSTing again; if the document exists it
  * never POSTs it again. A 400 saying the clave "ya fue recibido" is not a failure: the result is
- * `already-received` and the caller polls. 401 renews the token once and retries; 429/5xx/transport errors
+ * `already-received` and the caller polls. Hacienda's queries lag its reception (a GET right after the 202 can
+ * answer 404 for a while, NOTES §4.4): with `indexDelayToleranceMs`, a 404 within that long of a POST that may
+ * have been processed is asked again (GET, backoff) rather than trusted, so an index delay does not make the
+ * client POST a second time. 401 renews the token once and retries; 429/5xx/transport errors
  * back off with jitter, honouring Retry-After / X-Ratelimit-Reset, for a bounded number of attempts.
  * Verdicts (aceptado/rechazado) are data, never exceptions.
  */
@@ -122,6 +125,15 @@ export interface ReceptionClientOptions {
   retry?: Partial<RetryPolicy>;
   /** GET attempts and backoff (default 6 attempts, 300 ms base, 10 s cap). */
   statusRetry?: Partial<RetryPolicy>;
+  /**
+   * Hacienda's index delay, tolerated after a POST whose fate is unknown (its answer lost or timed out, a 500,
+   * 502 or 504): a 404 from the status query within this long of that failure is taken for a document not yet
+   * indexed and asked again (GET every 250 ms doubling to 4 s) before the POST is sent again. Default 0: the
+   * 404 is trusted at once. The service's worker uses 30 s. A 503 is not such a failure: its POST was not
+   * handled (a 404 after it is trusted); a re-POST after the tolerance is still safe, since Hacienda answers
+   * "ya fue recibido" (already-received) when the first POST did arrive.
+   */
+  indexDelayToleranceMs?: number;
 }
 
 export interface WaitOptions {
@@ -174,6 +186,7 @@ export class ReceptionClient {
   private readonly t: Timing;
   private readonly retry: RetryPolicy;
   private readonly statusRetry: RetryPolicy;
+  private readonly indexDelayToleranceMs: number;
 
   constructor(opts: ReceptionClientOptions) {
     this.ownsTokens = !opts.tokens;
@@ -187,6 +200,7 @@ export class ReceptionClient {
       new TokenManager({ endpoints: opts.endpoints, http: this.http, now: this.t.now, sleep: this.t.sleep, random: this.t.random });
     this.retry = retryPolicy(opts.retry);
     this.statusRetry = retryPolicy(opts.statusRetry, { maxAttempts: 6, baseDelayMs: 300, maxDelayMs: 10_000, maxServerWaitMs: 120_000 });
+    this.indexDelayToleranceMs = Math.max(0, opts.indexDelayToleranceMs ?? 0);
   }
 
   private url(path: string): string {
@@ -227,6 +241,7 @@ export class ReceptionClient {
     const url = this.url('/recepcion');
     let posts = 0;
     let mustCheck = false; // a previous POST may have been processed
+    let indexedBy: number | undefined; // until then, a 404 may be Hacienda's index delay after that POST
     let lastProblem = '';
     let lastStatus: number | undefined;
     let rateLimitedUntil: number | undefined;
@@ -237,7 +252,7 @@ export class ReceptionClient {
 
     for (;;) {
       if (mustCheck) {
-        const found = await this.statusAfterAmbiguity(req.clave, statusKey, lastProblem);
+        const found = await this.statusAfterAmbiguity(req.clave, statusKey, lastProblem, indexedBy);
         if (found.estado !== 'unknown') return { status: 'received', clave: req.clave, statusKey, confirmedByStatus: found, posts };
         mustCheck = false;
       }
@@ -253,6 +268,7 @@ export class ReceptionClient {
         lastProblem = out.err.code;
         lastStatus = undefined;
         mustCheck = out.err.maybeProcessed;
+        indexedBy = mustCheck ? this.indexDeadline() : undefined;
         wait = backoffDelay(posts, this.retry, this.t.random);
       } else {
         const res = out.res;
@@ -278,6 +294,8 @@ export class ReceptionClient {
           if (wait > this.retry.maxServerWaitMs) throw new RateLimitedError(url, rateLimitedUntil);
         } else if (res.status >= 500) {
           mustCheck = true;
+          // 503: not handled (no index delay to wait for); 500/502/504: maybe handled behind the gateway.
+          indexedBy = res.status === 503 ? undefined : this.indexDeadline();
           wait = Math.max(server ?? 0, backoffDelay(posts, this.retry, this.t.random));
           if (wait > this.retry.maxServerWaitMs) wait = this.retry.maxServerWaitMs;
         } else {
@@ -290,10 +308,24 @@ export class ReceptionClient {
     }
   }
 
-  /** GET the status after an ambiguous POST failure; unknown → safe to POST; unreachable → AmbiguousSubmissionError. */
-  private async statusAfterAmbiguity(clave: string, statusKey: string, problem: string): Promise<ReceptionStatus> {
+  private indexDeadline(): number | undefined {
+    return this.indexDelayToleranceMs > 0 ? this.t.now() + this.indexDelayToleranceMs : undefined;
+  }
+
+  /**
+   * GET the status after an ambiguous POST failure; unknown → safe to POST; unreachable → AmbiguousSubmissionError.
+   * Until `indexedBy` (epoch ms), a 404 may be Hacienda's index delay: asked again, 250 ms doubling to 4 s.
+   */
+  private async statusAfterAmbiguity(clave: string, statusKey: string, problem: string, indexedBy?: number): Promise<ReceptionStatus> {
     try {
-      return await this.getStatus(statusKey);
+      let interval = 250;
+      for (;;) {
+        const st = await this.getStatus(statusKey);
+        const left = indexedBy === undefined ? 0 : indexedBy - this.t.now();
+        if (st.estado !== 'unknown' || left <= 0) return st;
+        await this.t.sleep(Math.min(interval, left));
+        interval = Math.min(4_000, interval * 2);
+      }
     } catch (err) {
       // Whatever stops the status query (outage, IdP down, auth), the POST's fate stays unknown.
       throw new AmbiguousSubmissionError(

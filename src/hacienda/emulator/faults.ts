@@ -31,6 +31,18 @@ export interface FaultConfig {
   targets: FaultTarget[];
   /** HTTP methods the random faults apply to (e.g. only POST, to lose POST answers but not status queries). */
   methods: FaultMethod[];
+  /**
+   * Index delay, ms (0 = off): for this long after a document's POST was accepted, GET /recepcion/{clave} and
+   * GET /comprobantes/{clave} answer 404 exactly as for an unknown clave, and /comprobantes does not list it, as the
+   * real sandbox does right after the 202 (NOTES §4.4). A second POST of the clave is still refused as received.
+   */
+  indexDelayMs: number;
+  /**
+   * Per-issuer quota of POST /recepcion per minute (0 = off): once the emisor (numeroIdentificacion of the POST
+   * body) has posted this many documents in the current minute, POST answers 429 with Retry-After (seconds to the
+   * next minute). Fixed windows aligned to the clock's minutes; a POST refused with 429 does not count.
+   */
+  quotaPerMinute: number;
 }
 
 export type FaultMethod = 'GET' | 'POST';
@@ -48,6 +60,8 @@ export const NO_FAULTS: FaultConfig = {
   forbiddenUsers: [],
   targets: ['idp', 'recepcion', 'fe'],
   methods: ['GET', 'POST'],
+  indexDelayMs: 0,
+  quotaPerMinute: 0,
 };
 
 const fraction = z.number().min(0).max(1);
@@ -66,6 +80,8 @@ export const faultPatchSchema = z
     forbiddenUsers: z.array(z.string()),
     targets: z.array(z.enum(['idp', 'recepcion', 'fe'])),
     methods: z.array(z.enum(['GET', 'POST'])),
+    indexDelayMs: z.number().int().min(0).max(3_600_000),
+    quotaPerMinute: z.number().int().min(0).max(1_000_000),
     /** true: start from no faults before applying the other fields. */
     reset: z.boolean(),
   })
@@ -93,6 +109,35 @@ export function decideFault(f: FaultConfig, random: () => number): FaultDecision
   if (r < f.dropRate + f.errorRate) return 'error';
   if (r < f.dropRate + f.errorRate + f.rateLimitRate) return 'ratelimit';
   return 'none';
+}
+
+/** The answer of IssuerQuota.take. `resetSec`: epoch seconds when the current window ends (X-Ratelimit-Reset). */
+export type QuotaDecision =
+  | { ok: true; limit: number; remaining: number; resetSec: number }
+  | { ok: false; limit: number; remaining: 0; resetSec: number; retryAfterSec: number };
+
+/**
+ * Per-issuer POST counts in fixed one-minute windows aligned to the clock's minutes (window = floor(now / 60 s)),
+ * the same windows as the emulator's X-Ratelimit-* headers. Counts of past windows are dropped.
+ */
+export class IssuerQuota {
+  private window = Number.NaN;
+  private readonly counts = new Map<string, number>();
+
+  /** Counts one POST of `issuer` when it is within `limit` this minute; otherwise says how long to wait. */
+  take(issuer: string, limit: number, now: number): QuotaDecision {
+    const w = Math.floor(now / 60_000);
+    if (w !== this.window) {
+      this.window = w;
+      this.counts.clear();
+    }
+    const end = (w + 1) * 60_000;
+    const resetSec = end / 1000;
+    const used = this.counts.get(issuer) ?? 0;
+    if (used >= limit) return { ok: false, limit, remaining: 0, resetSec, retryAfterSec: Math.max(1, Math.ceil((end - now) / 1000)) };
+    this.counts.set(issuer, used + 1);
+    return { ok: true, limit, remaining: limit - used - 1, resetSec };
+  }
 }
 
 /** mulberry32: small seeded PRNG for reproducible fault runs. */

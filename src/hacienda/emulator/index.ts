@@ -94,6 +94,10 @@ export interface FaultStats {
   rateLimited: number;
   lostResponses: number;
   idpOutage: number;
+  /** 404s answered for a received document still inside the index delay (`indexDelayMs`). */
+  indexDelayed: number;
+  /** POSTs answered 429 by the per-issuer quota (`quotaPerMinute`). */
+  quotaLimited: number;
 }
 
 export interface EmulatorState {
@@ -161,7 +165,7 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
   let baseUrl = opts.publicUrl?.replace(/\/+$/, '') ?? '';
   const getBase = () => baseUrl;
   let faults = applyFaultPatch(NO_FAULTS, opts.faults ?? {});
-  const faultStats: FaultStats = { dropped: 0, serverErrors: 0, rateLimited: 0, lostResponses: 0, idpOutage: 0 };
+  const faultStats: FaultStats = { dropped: 0, serverErrors: 0, rateLimited: 0, lostResponses: 0, idpOutage: 0, indexDelayed: 0, quotaLimited: 0 };
   const requestCounts: Record<FaultTarget, number> = { idp: 0, recepcion: 0, fe: 0 };
 
   const idp = new EmulatorIdp({
@@ -311,7 +315,15 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
   });
 
   // --- APIs -----------------------------------------------------------------------------------------
-  registerReceptionRoutes(app, { store, idp, processor, now, faults: () => faults, baseUrl: getBase });
+  registerReceptionRoutes(app, {
+    store,
+    idp,
+    processor,
+    now,
+    faults: () => faults,
+    baseUrl: getBase,
+    onFault: (f) => (f === 'quota' ? faultStats.quotaLimited++ : faultStats.indexDelayed++),
+  });
   registerPublicRoutes(app, registry, getBase);
 
   // --- Admin ----------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import type { ReceptionProcessor } from './processor.js';
 import { consecutivoClaim, statusBody } from './processor.js';
 import { parseRecepcionPost } from './request-body.js';
 import type { EmulatorEnvironment, EmulatorStore, ReceptionRecord } from './store.js';
-import type { FaultConfig } from './faults.js';
+import { IssuerQuota, type FaultConfig } from './faults.js';
 
 export const RECEPTION_BASES: readonly [string, EmulatorEnvironment][] = [
   ['/recepcion/v1', 'production'],
@@ -22,6 +22,8 @@ export interface ReceptionRouteDeps {
   now: () => number;
   faults: () => FaultConfig;
   baseUrl: () => string;
+  /** Called for each answer a sandbox fault decided: a 404 of the index delay, a 429 of the per-issuer quota. */
+  onFault?: (fault: 'indexDelay' | 'quota') => void;
 }
 
 /** Header values must be Latin-1 without control characters. */
@@ -84,12 +86,38 @@ function idFilter(p: { tipoIdentificacion: string; numeroIdentificacion: string 
 
 export function registerReceptionRoutes(app: FastifyInstance, deps: ReceptionRouteDeps): void {
   const { store, processor } = deps;
+  const quota = new IssuerQuota();
+  /** Index-delay fault: a document received less than indexDelayMs ago is not found by the queries yet. */
+  const indexed = (rec: ReceptionRecord, count = false): boolean => {
+    const delay = deps.faults().indexDelayMs;
+    if (delay <= 0 || deps.now() - rec.receivedAt >= delay) return true;
+    if (count) deps.onFault?.('indexDelay');
+    return false;
+  };
+  const notFound = (reply: FastifyReply, clave: string) => fail(reply, 404, `No existe el recurso con Clave = [${clave}]`);
   for (const [base, env] of RECEPTION_BASES) {
     app.post(`${base}/recepcion`, async (req, reply) => {
       const username = await authenticate(req, reply, env, deps);
       if (!username) return reply;
       const parsed = parseRecepcionPost(req.body);
       if (typeof parsed === 'string') return fail(reply, 400, parsed, true);
+      const limit = deps.faults().quotaPerMinute;
+      if (limit > 0) {
+        // Per-issuer quota fault: counted per environment and emisor, before any processing.
+        const q = quota.take(`${env}\u0000${parsed.emisor.numeroIdentificacion}`, limit, deps.now());
+        reply.header('x-ratelimit-limit', String(q.limit)).header('x-ratelimit-remaining', String(q.remaining)).header('x-ratelimit-reset', String(q.resetSec));
+        if (!q.ok) {
+          deps.onFault?.('quota');
+          return reply
+            .code(429)
+            .header('retry-after', String(q.retryAfterSec))
+            .header(
+              'x-error-cause',
+              headerText(`El emisor ${parsed.emisor.numeroIdentificacion} superó el límite de ${limit} comprobantes por minuto; intente de nuevo en ${q.retryAfterSec} segundos.`),
+            )
+            .send({ error: 'Too Many Requests' });
+        }
+      }
       const key = parsed.consecutivoReceptor ? `${parsed.clave}-${parsed.consecutivoReceptor}` : parsed.clave;
       const now = deps.now();
       const rec: ReceptionRecord = {
@@ -123,7 +151,7 @@ export function registerReceptionRoutes(app: FastifyInstance, deps: ReceptionRou
       const username = await authenticate(req, reply, env, deps);
       if (!username) return reply;
       const rec = store.getReception(env, req.params.clave);
-      if (!rec) return fail(reply, 404, `No existe el recurso con Clave = [${req.params.clave}]`);
+      if (!rec || !indexed(rec, true)) return notFound(reply, req.params.clave);
       return reply.code(200).send(statusBody(rec));
     });
 
@@ -139,7 +167,7 @@ export function registerReceptionRoutes(app: FastifyInstance, deps: ReceptionRou
         return fail(reply, 400, 'Los parámetros offset y limit deben ser enteros positivos.', true);
       }
       const all = store.listReceptions({ environment: env });
-      let docs = all.filter((r) => r.username === username && !r.consecutivoReceptor);
+      let docs = all.filter((r) => r.username === username && !r.consecutivoReceptor && indexed(r));
       if (q['emisor']) docs = docs.filter((r) => idFilter(r.emisor) === q['emisor']);
       if (q['receptor']) docs = docs.filter((r) => r.receptor && idFilter(r.receptor) === q['receptor']);
       docs.sort((a, b) => b.receivedAt - a.receivedAt || (a.key < b.key ? -1 : 1));
@@ -156,7 +184,7 @@ export function registerReceptionRoutes(app: FastifyInstance, deps: ReceptionRou
       const username = await authenticate(req, reply, env, deps);
       if (!username) return reply;
       const rec = store.getReception(env, req.params.clave);
-      if (!rec || rec.consecutivoReceptor) return fail(reply, 404, `No existe el recurso con Clave = [${req.params.clave}]`);
+      if (!rec || rec.consecutivoReceptor || !indexed(rec, true)) return notFound(reply, req.params.clave);
       return reply.code(200).send(comprobanteItem(rec, store.listReceptions({ environment: env })));
     });
   }
