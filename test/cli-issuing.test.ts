@@ -128,21 +128,26 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
       expectNoStack(r);
     });
 
-    it('shows the issuer (TSV when piped, --json)', async () => {
+    it('shows the issuer record, one field a row (TSV when piped, --json), without its secrets', async () => {
       const r = await fecr(['emisor', 'show', '3101123456']);
       expect(r.code).toBe(0);
-      const [header, row] = r.stdout.trim().split('\n');
-      expect(header).toBe('identificacion\ttipoIdentificacion\tnombreComercial\tcorreoElectronico\ttelefono\tambiente');
-      expect(row?.split('\t')[0]).toBe('3101123456');
+      const [header, ...rows] = r.stdout.trim().split('\n');
+      expect(header).toBe('field\tvalue');
+      expect(rows).toContain('identificacion\t3101123456');
+      expect(rows).toContain(`ubicacion.direccion\t${test.issuer.ubicacion.direccion}`);
       const j = await fecr(['emisor', 'show', '3101123456', '--json']);
-      expect(JSON.parse(j.stdout)).toMatchObject({ identificacion: 3101123456, tipoIdentificacion: 2, nombreComercial: test.issuer.nombreComercial });
-      expect(j.stdout).not.toContain('pinCertificado');
+      expect(JSON.parse(j.stdout)).toMatchObject({ identificacion: '3101123456', tipoIdentificacion: '02', nombreComercial: test.issuer.nombreComercial });
+      for (const out of [r.stdout, j.stdout]) {
+        for (const secret of ['pinCertificado', 'claveHacienda', 'certificadoHacienda', 'signingKey', test.issuer.claveHacienda, test.issuer.certificadoHacienda.slice(0, 40)]) {
+          expect(out).not.toContain(secret);
+        }
+      }
     });
 
     it('an unknown issuer is one line, exit 1', async () => {
       const r = await fecr(['emisor', 'show', '3101999999']);
       expect(r.code).toBe(1);
-      expect(r.stderr.trim()).toBe('error: no issuer 3101999999 is registered');
+      expect(r.stderr.trim()).toBe("error: no issuer 3101999999 is registered (fecr emisor list shows the account's issuers)");
     });
 
     it('usage errors exit 2: no FILE, --pin-stdin with the record on stdin', async () => {
@@ -182,7 +187,7 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
       expect(r.code, r.stderr).toBe(3);
       const [clave, estado, ...detalle] = r.stdout.trim().split('\n');
       expect(estado).toBe('rechazado');
-      expect(detalle.join('\n')).toMatch(/-10, "La FechaEmision \(.+\) es posterior a la fecha de recepción\.", 0, 0/);
+      expect(detalle.join('\n')).toContain('-53, ""La fecha de emisión del comprobante electrónico no puede ser superior al día de hoy."", 0, 0');
       expect(r.stderr.trim()).toBe(`error: Hacienda rejected ${clave}`);
       claves.set('rechazado', clave!);
     });
@@ -289,7 +294,7 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
       expect(w.stderr.trim()).toBe(`error: no document with clave ${unknown}`);
       const m = await fecr(['status', '123']);
       expect(m.code).toBe(2);
-      expect(m.stderr).toContain('CLAVE must be the 50 digits');
+      expect(m.stderr).toContain('CLAVE must be the 50 letters or digits');
     });
   });
 
@@ -383,12 +388,26 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
   });
 
   describe('lookups', () => {
-    it('fecr contribuyente 4000001021', async () => {
+    it('fecr contribuyente 4000001021: name, régimen, estado and the active actividades', async () => {
       const r = await fecr(['contribuyente', '4000001021']);
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout.trim().split('\n')[1]).toBe('4000001021\t02\tBANCO NACIONAL DE COSTA RICA');
+      expect(r.stdout.split('\n')).toEqual([
+        'identificacion\ttipoIdentificacion\tnombre\tregimen\testado',
+        '4000001021\t02\tBANCO NACIONAL DE COSTA RICA\tRégimen general\tInscrito',
+        '',
+        'actividad\tdescripcion',
+        '6492.0\tOtros tipos de crédito',
+        '',
+      ]);
       const j = await fecr(['contribuyente', '4-000-001021', '--json']);
-      expect(JSON.parse(j.stdout)).toEqual({ nombre: 'BANCO NACIONAL DE COSTA RICA', tipoIdentificacion: '02', identificacion: '4000001021' });
+      expect(JSON.parse(j.stdout)).toEqual({
+        nombre: 'BANCO NACIONAL DE COSTA RICA',
+        tipoIdentificacion: '02',
+        identificacion: '4000001021',
+        regimen: { codigo: 1, descripcion: 'Régimen general' },
+        situacion: { estado: 'Inscrito', moroso: 'NO', omiso: 'NO', administracionTributaria: 'Dirección de Grandes Contribuyentes Nacionales' },
+        actividades: [{ codigo: '6492.0', descripcion: 'Otros tipos de crédito' }],
+      });
     });
 
     it('fecr exoneracion AL-00020402-24', async () => {
@@ -404,8 +423,12 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
       expect(rows.length).toBeGreaterThan(0);
       for (const row of rows) expect(row.codigo).toMatch(/^\d{13}$/);
       expect(rows.some((x) => /caf[eé]/i.test(x.descripcion))).toBe(true);
+      // The IVA rate of each code (an integer percent, as Hacienda's catalogue gives it).
+      for (const row of rows) expect([0, 1, 2, 4, 13]).toContain((row as { impuesto?: number }).impuesto);
       const t = await fecr(['cabys', 'cafe', 'tostado']);
-      expect(t.stdout.split('\n')[0]).toBe('codigo\tdescripcion');
+      const lines = t.stdout.trim().split('\n');
+      expect(lines[0]).toBe('codigo\tdescripcion\tiva');
+      for (const line of lines.slice(1)) expect(line).toMatch(/^\d{13}\t[^\t]+\t(0|1|2|4|13) %$/);
     });
 
     it('not found: one line, exit 1', async () => {

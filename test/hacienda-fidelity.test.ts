@@ -111,18 +111,27 @@ describe('rejected, each with its specific reason', () => {
     const st = await verdict(request(r.doc, changed));
     expect(st.estado).toBe('rechazado');
     expect(st.mensaje?.mensaje).toBe(3);
-    expect(codes(st)).toEqual([CODIGOS.FIRMA]);
-    expect(st.mensaje?.detalleMensaje).toMatch(/firma del comprobante electrónico no es válida/);
+    // Hacienda lists a signature failure as a plain sentence, without a code; the answer names no issuer.
+    expect(codes(st)).toEqual([null]);
+    expect(st.mensaje?.errores[0]?.mensaje).toMatch(/^La firma del comprobante electrónico no es válida \(/);
+    expect(st.mensaje).toMatchObject({ nombreEmisor: 'DESCONOCIDO', numeroCedulaEmisor: '3101123456', totalFactura: '0' });
   });
 
-  it('wrong policy hash (correctly re-signed) → política de firma', async () => {
+  it('another policy hash (correctly re-signed) is accepted, as Hacienda accepts signatures with other policies', async () => {
     const r = issue(NAME, (b) => ((b as { numeroReferencia: number }).numeroReferencia = 9002));
     const wrong = createHash('sha256').update('otra política').digest('base64');
     const xml = resign(r.xml, (sp) => sp.replace('DWxin1xWOeI8OuWQXazh4VjLWAaCLAA954em7DMh0h8=', wrong));
     const st = await verdict(request(r.doc, xml));
+    expect(st.mensaje?.errores, st.mensaje?.detalleMensaje).toEqual([]);
+    expect(st.estado).toBe('aceptado');
+  });
+
+  it('no policy at all (correctly re-signed) → "La firma del documento no tiene el Policy Id"', async () => {
+    const r = issue(NAME, (b) => ((b as { numeroReferencia: number }).numeroReferencia = 9010));
+    const xml = resign(r.xml, (sp) => sp.replace(/<xades:SignaturePolicyIdentifier>[\s\S]*<\/xades:SignaturePolicyIdentifier>/, ''));
+    const st = await verdict(request(r.doc, xml));
     expect(st.estado).toBe('rechazado');
-    expect(codes(st)).toEqual([CODIGOS.POLITICA_FIRMA]);
-    expect(st.mensaje?.detalleMensaje).toMatch(/política de firma/);
+    expect(st.mensaje?.errores).toEqual([{ codigo: null, mensaje: 'La firma del documento no tiene el Policy Id', fila: 0, columna: 0 }]);
   });
 
   it('certificate of another taxpayer → firmante ≠ emisor', async () => {
@@ -131,8 +140,8 @@ describe('rejected, each with its specific reason', () => {
     const r = issue(NAME, (b) => ((b as { numeroReferencia: number }).numeroReferencia = 9003), other);
     const st = await verdict(request(r.doc, r.xml));
     expect(st.estado).toBe('rechazado');
-    expect(codes(st)).toEqual([CODIGOS.FIRMANTE]);
-    expect(st.mensaje?.detalleMensaje).toContain('CPJ-3-101-987654');
+    expect(codes(st)).toEqual([-60]);
+    expect(st.mensaje?.errores[0]?.mensaje).toBe('El contribuyente que firma la factura electrónica no es el emisor.');
   });
 
   it('consecutivo reused under a new clave → -99', async () => {
@@ -144,11 +153,13 @@ describe('rejected, each with its specific reason', () => {
     expect((await verdict(request(first.doc, first.xml))).estado).toBe('aceptado');
     const st = await verdict(request(second.doc, second.xml));
     expect(st.estado).toBe('rechazado');
-    expect(codes(st)).toEqual([CODIGOS.CONSECUTIVO_REPETIDO]);
-    expect(st.mensaje?.detalleMensaje).toMatch(/-99, "La numeración consecutiva/);
+    expect(codes(st)).toEqual([-99]);
+    expect(st.mensaje?.errores[0]?.mensaje).toMatch(
+      new RegExp(`^La numeración consecutiva ${first.doc.numeroConsecutivo} del comprobante que se está utilizando para este archivo XML ya existe en nuestras bases de datos desde el día \\d{2}-\\d{2}-\\d{4} \\d{2}:\\d{2}:\\d{2} en la clave ${first.doc.clave}$`),
+    );
   });
 
-  it('totals off by 1 colón → totales, naming the figure', async () => {
+  it('TotalComprobante off by 1 colón → a sum of ResumenFactura, naming the figure (the emulator\'s own code)', async () => {
     const u = unsigned(NAME, (b) => ((b as { numeroReferencia: number }).numeroReferencia = 9005));
     const xml = u.xml.replace('<TotalComprobante>918125.00000</TotalComprobante>', '<TotalComprobante>918126.00000</TotalComprobante>');
     expect(xml).not.toBe(u.xml);
@@ -166,8 +177,8 @@ describe('rejected, each with its specific reason', () => {
     const xml = u.xml.replace(`<Clave>${clave}</Clave>`, `<Clave>${bad}</Clave>`);
     const st = await verdict(request(u.doc, sign(xml), bad));
     expect(st.estado).toBe('rechazado');
-    expect(codes(st)).toEqual([CODIGOS.CLAVE]);
-    expect(st.mensaje?.detalleMensaje).toMatch(/fecha de la clave \(03\/03\/26\) no coincide con la FechaEmision/);
+    expect(codes(st)).toEqual([-405]);
+    expect(st.mensaje?.errores[0]?.mensaje).toBe('La fecha de la clave númerica no concuerda con el campo Fecha Emisión del comprobante');
   });
 
   it('an XSD violation → esquema', async () => {
@@ -176,7 +187,8 @@ describe('rejected, each with its specific reason', () => {
     expect(xml).not.toBe(u.xml);
     const st = await verdict(request(u.doc, sign(xml)));
     expect(st.estado).toBe('rechazado');
-    expect(codes(st)).toEqual([CODIGOS.ESQUEMA]);
+    expect(codes(st)).toEqual([-1]);
+    expect(st.mensaje?.errores).toHaveLength(1);
     expect(st.mensaje?.detalleMensaje).toContain('CodigoActividadEmisor');
   });
 
@@ -226,6 +238,7 @@ describe('rejected, each with its specific reason', () => {
     const st2 = await rc.getStatus(sent2.statusKey);
     expect(st2.estado).toBe('rechazado');
     expect(codes(st2)).toEqual([CODIGOS.FIRMANTE]);
+    expect(CODIGOS.FIRMANTE).toBe(-60);
   });
 
   it('an accepted first-time issuer becomes a known taxpayer (/fe/ae)', () => {

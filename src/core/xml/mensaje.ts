@@ -61,6 +61,13 @@ function amount(name: string, value: Decimal | string | undefined): XmlElement |
   return value === undefined ? undefined : e(name, money(dec(value)));
 }
 
+/** Hacienda writes its amounts with 5 decimals, and a zero as `0` (NOTES §6.3). */
+function haciendaAmount(name: string, value: Decimal | string | undefined): XmlElement | undefined {
+  if (value === undefined) return undefined;
+  const d = dec(value);
+  return e(name, d.isZero() ? '0' : money(d));
+}
+
 export function mensajeHaciendaElement(m: MensajeHaciendaInput): XmlElement {
   return el(
     MENSAJE_HACIENDA.rootName,
@@ -75,8 +82,8 @@ export function mensajeHaciendaElement(m: MensajeHaciendaInput): XmlElement {
     e('Mensaje', String(m.mensaje)),
     t('EstadoMensaje', m.estadoMensaje ?? (m.mensaje === 1 ? 'Aceptado' : 'Rechazado')),
     t('DetalleMensaje', m.detalleMensaje),
-    amount('MontoTotalImpuesto', m.montoTotalImpuesto),
-    amount('TotalFactura', m.totalFactura),
+    haciendaAmount('MontoTotalImpuesto', m.montoTotalImpuesto),
+    haciendaAmount('TotalFactura', m.totalFactura),
   );
 }
 

@@ -6,7 +6,8 @@
 import { parseMensajeHaciendaXml, type MensajeHaciendaData } from '../../core/xml/parse.js';
 
 export interface MensajeHaciendaError {
-  codigo: number;
+  /** Hacienda's code; null for a line that is a plain sentence (Hacienda lists signature failures so). */
+  codigo: number | null;
   mensaje: string;
   fila: number;
   columna: number;
@@ -31,23 +32,62 @@ export function parseMensajeHaciendaSummary(xml: Buffer | string): MensajeHacien
   return { ...data, errores: data.detalleMensaje ? parseDetalleErrors(data.detalleMensaje) : [], signed: data.signatureCount > 0 };
 }
 
+const LIST_HEADER = 'codigo, mensaje, fila, columna';
+/** `-52, ""text"", 0, 0` (Hacienda, text between doubled quotes, `\"` inside) or `-52, "text", 0, 0`. */
+const CODED = /^\s*\[?\s*(-?\d+)\s*,\s*(?:""(.*)""|"((?:[^"\\]|\\.|"")*)")\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*\]?\s*,?\s*$/;
+
 /**
- * Extracts `codigo, "mensaje", fila, columna` lines (optionally bracketed) from a DetalleMensaje text.
- * Lines that do not have that shape are ignored.
+ * The list of a DetalleMensaje, as Hacienda writes it (NOTES §6.3): after the `codigo, mensaje, fila, columna`
+ * heading, one `codigo, ""mensaje"", fila, columna` line per item, lines ending in CR LF; a line without a code
+ * is a plain sentence (signature failures). Also reads the single-quoted form of older answers. Lines outside the
+ * list (the opening sentence, the "tiene los siguientes errores" heading, the brackets) are not items.
  */
 export function parseDetalleErrors(detalle: string): MensajeHaciendaError[] {
   const out: MensajeHaciendaError[] = [];
-  const re = /^\s*\[?\s*(-?\d+)\s*,\s*"((?:[^"\\]|\\.|"")*)"\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*\]?\s*,?\s*$/;
-  for (const line of detalle.split(/\r?\n/)) {
-    const m = re.exec(line);
-    if (!m) continue;
-    out.push({ codigo: Number(m[1]), mensaje: m[2]!.replace(/""/g, '"').replace(/\\"/g, '"'), fila: Number(m[3]), columna: Number(m[4]) });
+  let inList = false;
+  for (const raw of detalle.split(/\r\n|\r|\n/)) {
+    const line = raw.trim();
+    if (line === LIST_HEADER || line === `[${LIST_HEADER}`) {
+      inList = true;
+      continue;
+    }
+    const m = CODED.exec(line);
+    if (m) {
+      const text = m[2] !== undefined ? m[2].replace(/\\"/g, '"') : m[3]!.replace(/""/g, '"').replace(/\\"/g, '"');
+      out.push({ codigo: Number(m[1]), mensaje: text, fila: Number(m[4]), columna: Number(m[5]) });
+      continue;
+    }
+    if (!inList || line === '' || line === '[' || line === ']') continue;
+    out.push({ codigo: null, mensaje: line, fila: 0, columna: 0 });
   }
   return out;
 }
 
-/** Formats errors the way Hacienda lists them in DetalleMensaje (inverse of parseDetalleErrors). */
-export function formatDetalleErrors(errors: readonly { codigo: number; mensaje: string; fila?: number; columna?: number }[]): string {
-  const lines = errors.map((e) => `${e.codigo}, "${e.mensaje.replace(/"/g, '""').replace(/\r?\n/g, ' ')}", ${e.fila ?? 0}, ${e.columna ?? 0}`);
-  return ['[', 'codigo, mensaje, fila, columna', ...lines, ']'].join('\n');
+/** One item of the list: coded (`-52, ""…"", 0, 0`) or a plain sentence. */
+export interface DetalleItem {
+  codigo: number;
+  mensaje: string;
+  fila?: number;
+  columna?: number;
+  /** A plain sentence, without code, fila and columna. */
+  sinCodigo?: boolean;
+}
+
+/**
+ * DetalleMensaje as Hacienda writes it (NOTES §6.3, the inverse of parseDetalleErrors): the opening sentence, an
+ * empty line, then the items. Accepted (warnings only): the list heading and the items, without the "errores"
+ * heading. Rejected: "El comprobante electrónico tiene los siguientes errores: ", the bracketed list, an empty line
+ * before the closing bracket. Line ends inside the list are CR LF.
+ */
+export function formatDetalleMensaje(opening: string, accepted: boolean, items: readonly DetalleItem[]): string {
+  if (items.length === 0) return opening;
+  const lines = items.map((e) => (e.sinCodigo ? e.mensaje : `${e.codigo}, ""${e.mensaje.replace(/"/g, '\\"').replace(/\r?\n/g, ' ')}"", ${e.fila ?? 0}, ${e.columna ?? 0}`));
+  const list = `${LIST_HEADER}\r\n${lines.map((l) => `${l}\r\n`).join('')}`;
+  if (accepted) return `${opening}\n\n${list}`;
+  return `${opening}\n\nEl comprobante electrónico tiene los siguientes errores: \r\n[\r\n${list}\r\n]`;
+}
+
+/** The list alone, as in a rejection (kept for callers that format a few errors). */
+export function formatDetalleErrors(errors: readonly DetalleItem[]): string {
+  return formatDetalleMensaje('', false, errors).replace(/^\n\n/, '');
 }

@@ -10,16 +10,21 @@
  *  5. the clave agrees with the XML: same clave, its date is FechaEmision's date in Costa Rica, its
  *     issuer id, consecutivo and situación match, the consecutivo's tipo matches the document kind;
  *     the POST's emisor/receptor match the XML;
- *  6. totals recomputed independently (src/core/totals.ts, from quantities, prices, discounts and tax
- *     rates) equal the document's within 0.01, line by line and in ResumenFactura.
- * Consecutivo reuse per issuer needs the emulator's state and is checked by the processor (code -99).
+ *  6. the lines and totals as Hacienda checks them: sums compared exactly against the document's own figures
+ *     (-46 line total, -52 TotalDescuentos, -54 TotalImpuesto, and the other sums of ResumenFactura), products
+ *     (cantidad × precio, base × tarifa, the exoneración) recomputed with a tolerance of 0.01 because each is a
+ *     rounded product and the ANEXOS let the issuer round it; -45, -505 (tarifa), -487 (TotalDesgloseImpuesto),
+ *     -492 (MedioPagoOtros), -58 (PlazoCredito).
+ * Consecutivo reuse (-99) and the registry checks (-400 CABYS, -407/-408 activity, -37 location) need the
+ * emulator's state and are made by the processor.
  *
  * This module does 1 and 3-6 (`analyzeDocument`) and says which schema 2 needs; it has no state and no
  * I/O, so it runs the same on the event loop and on a worker thread (validate-worker.ts). The document
  * is parsed once: the same DOM serves the signature verification and the typed view for 5 and 6.
  *
- * Error codes: Hacienda publishes no list. -99 (consecutivo ya existe) and -37 (ubicación) are known from
- * real answers; the other codes below are this emulator's own, negative like Hacienda's.
+ * Codes and texts: Hacienda's own where a real answer shows them (NOTES §6.3, word for word); where its code is
+ * unknown, a code of this emulator's own in the -9000 range (listed in the README). Warnings (`aviso`) leave
+ * the document accepted; signature failures are Hacienda's plain sentences, without a code.
  */
 import type { SchemaName } from '../../core/xml/kinds.js';
 import { KINDS } from '../../core/xml/kinds.js';
@@ -33,19 +38,72 @@ import type { Impuesto, Linea, MedioPago, OtroCargo } from '../../core/model.js'
 import type { EmulatorEnvironment, IdRef, ValidationErrorItem } from './store.js';
 
 export const CODIGOS = {
-  XML_MAL_FORMADO: -1,
-  ESQUEMA: -2,
-  FIRMA: -3,
-  POLITICA_FIRMA: -4,
-  CERTIFICADO: -5,
-  FIRMANTE: -6,
-  CLAVE: -7,
-  DATOS_ENVIO: -8,
-  TOTALES: -9,
-  FECHA: -10,
-  RECHAZO_FORZADO: -90,
-  ERROR_INTERNO: -98,
+  // Hacienda's codes, as its real answers show them (NOTES §6.3).
+  /** Schema (only the first error is listed) and, here, an XML that cannot be read at all. */
+  ESQUEMA: -1,
+  CLAVE_IDENTIFICACION: -8,
+  CLAVE_CONSECUTIVO: -23,
+  /** aviso: the issuer's location differs from the registry's. */
+  UBICACION: -37,
+  TARIFA_OBLIGATORIA: -45,
+  TOTAL_LINEA: -46,
+  TOTAL_DESCUENTOS: -52,
+  /** A later day: rejection; later the same day: aviso. */
+  FECHA_EMISION: -53,
+  TOTAL_IMPUESTO: -54,
+  PLAZO_CREDITO: -58,
+  FIRMANTE: -60,
   CONSECUTIVO_REPETIDO: -99,
+  CABYS: -400,
+  CLAVE_FECHA: -405,
+  /** aviso: an activity of the catalogue that the issuer has not registered. */
+  ACTIVIDAD_NO_REGISTRADA: -407,
+  ACTIVIDAD_INVALIDA: -408,
+  DESGLOSE_IMPUESTO: -487,
+  MEDIO_PAGO_OTROS: -492,
+  TARIFA_EXENTO: -505,
+  // This emulator's own: checks whose Hacienda code no real answer shows (README, "the emulator's own codes").
+  /** The clave posted is not the XML's. */
+  CLAVE_ENVIADA: -9001,
+  /** The POST's emisor / receptor, or a MensajeReceptor's data, disagree with the XML. */
+  DATOS_ENVIO: -9002,
+  /** A figure that is not one of the sums above: a product off by more than 0.01, or another sum. */
+  TOTALES: -9003,
+  /** The consecutivo's tipo is not the document's kind. */
+  TIPO_COMPROBANTE: -9004,
+  RECHAZO_FORZADO: -9090,
+  ERROR_INTERNO: -9098,
+} as const;
+
+/** Hacienda's texts (NOTES §6.3, verbatim). */
+export const TEXTOS = {
+  clave8: 'El número de identificación de la clave numérica no coincide con el número de identificación del emisor.',
+  clave23: 'La numeración del consecutivo del comprobante no coincide con el valor de la clave.',
+  clave405: 'La fecha de la clave númerica no concuerda con el campo Fecha Emisión del comprobante',
+  ubicacion37:
+    "Estimado obligado tributario los datos suministrados en provincia, cantón y distrito del 'emisor' no concuerdan con la información registrada en la Dirección General de Tributación, favor proceder actualizar sus datos.",
+  tarifa45: (linea: string) => `En la línea (${linea}) el campo de Tarifa es obligatorio para el Codigo de Impuesto 01`,
+  linea46: (linea: string) => `El monto total de la línea (${linea}) no coincide con la suma de los campos denominados subtotal y monto del impuesto.`,
+  descuentos52: 'El monto total de descuentos no coincide con la suma de los descuentos concedidos',
+  fechaDia53: 'La fecha de emisión del comprobante electrónico no puede ser superior al día de hoy.',
+  fechaHora53: 'La hora indicada en la emisión del archivo XML no coincide con la hora oficial.',
+  impuesto54: "El monto total de impuestos no coincide con la suma de los campos denominados 'Monto del Impuesto'",
+  plazo58: "El campo denominado 'Plazo del crédito' no posee la estructura establecida para el mismo.",
+  firmante60: 'El contribuyente que firma la factura electrónica no es el emisor.',
+  consecutivo99: (consecutivo: string, desde: string, clave: string) =>
+    `La numeración consecutiva ${consecutivo} del comprobante que se está utilizando para este archivo XML ya existe en nuestras bases de datos desde el día ${desde} en la clave ${clave}`,
+  cabys400: (linea: string) =>
+    `En la línea (${linea}) el código indicado en el campo 'Código de Producto/Servicio' no se encuentra en el Catálogo de Bienes y Servicios CAByS, por favor verifique la codificación utilizada para el producto o servicio facturado. El CAByS se encuentra disponible en el portal web del Banco Central de Costa Rica`,
+  actividad407:
+    'El Código de la Actividad Económica del emisor que se indica en el comprobante electrónico no se encuentra Registrado ante el Ministerio de Hacienda para este contribuyente, favor verificar',
+  actividad408:
+    'El Código de la Actividad Económica del emisor que se indica en el comprobante electrónico, no es un código valido conforme el Catalogo de Actividades Económicas del Registro Único Tributario.',
+  desglose487: 'El documento posee detalle de Impuesto pero carece del campo Total Desglose Impuestos',
+  medioPago492: "El Tipo Medio Pago OTRO es obligatorio cuando se utilice el Tipo de Medio Pago '99'",
+  tarifa505: (linea: string) => `En la línea (${linea}), para el código de tarifa '10' la tarifa debe ser 0`,
+  firmaNoXades: 'La firma del documento no es XAdES, se obtuvo [ERROR]',
+  firmaSinPolitica: 'La firma del documento no tiene el Policy Id',
+  firmaInvalida: (motivo: string) => `La firma del comprobante electrónico no es válida (${motivo})`,
 } as const;
 
 export interface ValidationMeta {
@@ -80,8 +138,15 @@ export interface ValidationResult {
   totalFactura?: string;
   /** InformacionReferencia entries (TipoDocIR, Numero). */
   referencias?: { tipoDoc: string; numero: string }[];
-  /** CodigoActividadEmisor, to register a first-time issuer. */
+  /** CodigoActividadEmisor, to register a first-time issuer and to check it against the catalogue. */
   codigoActividadEmisor?: string;
+  /** The CABYS code of each line, for the catalogue check (-400). */
+  cabys?: { linea: string; codigo: string }[];
+  /** The Emisor's Ubicacion, for the registry check (-37). */
+  ubicacionEmisor?: { provincia: string; canton: string; distrito: string };
+  /** The document could not be read as a signed comprobante (schema or signature failure): Hacienda's answer then
+   * says DESCONOCIDO and zero amounts. */
+  unreadable?: boolean;
 }
 
 /** The checks `analyzeDocument` runs (XSD is run by the caller). Plain data: it crosses to worker threads. */
@@ -115,18 +180,30 @@ export interface DocumentAnalysis {
 
 export const err = (codigo: number, mensaje: string, fila = 0, columna = 0): ValidationErrorItem => ({ codigo, mensaje, fila, columna });
 
-/** Puts the XSD errors in front (where the verdict lists them) and settles `accepted`. */
+/**
+ * Settles the verdict. A document that fails its schema is not read any further: Hacienda's answer then lists
+ * that one error (-1) and nothing else. Otherwise the document is rejected as soon as one listed item is not a
+ * warning (`aviso`).
+ */
 export function withXsdErrors(analysis: DocumentAnalysis, xsdErrors: ValidationErrorItem[]): ValidationResult {
   const r = analysis.result;
-  if (xsdErrors.length > 0) r.errors.unshift(...xsdErrors);
-  r.accepted = r.errors.length === 0;
+  if (xsdErrors.length > 0) {
+    r.errors.splice(0, r.errors.length, ...xsdErrors);
+    r.unreadable = true;
+  }
+  r.accepted = isAccepted(r.errors);
   return r;
+}
+
+/** Accepted when every listed item is a warning (or none is listed). */
+export function isAccepted(errors: readonly ValidationErrorItem[]): boolean {
+  return errors.every((e) => e.aviso === true);
 }
 
 /** Checks 1 and 3-6 of a received document. Never throws for a bad document. */
 export function analyzeDocument(xmlBytes: Uint8Array, meta: ValidationMeta, opts: AnalysisOptions = {}): DocumentAnalysis {
   const text = decodeUtf8(xmlBytes);
-  if (text === undefined) return { result: { accepted: false, errors: [err(CODIGOS.XML_MAL_FORMADO, 'El comprobante no está codificado en UTF-8.')] } };
+  if (text === undefined) return { result: { accepted: false, errors: [err(CODIGOS.ESQUEMA, 'El comprobante no está codificado en UTF-8.')] } };
   if (meta.consecutivoReceptor !== undefined) return analyzeMensajeReceptor(text, meta, opts);
   const tolerance = opts.tolerance ?? '0.01';
   const futureMs = opts.futureToleranceMs ?? 10 * 60_000;
@@ -138,7 +215,7 @@ export function analyzeDocument(xmlBytes: Uint8Array, meta: ValidationMeta, opts
     dom = parseDom(text);
     doc = parseComprobanteDom(dom);
   } catch (e) {
-    return { result: { accepted: false, errors: [err(CODIGOS.XML_MAL_FORMADO, `El archivo XML no es un comprobante electrónico v4.4 legible: ${msg(e)}`)] } };
+    return { result: { accepted: false, errors: [err(CODIGOS.ESQUEMA, `El archivo XML no es un comprobante electrónico v4.4 legible: ${msg(e)}`)] } };
   }
   const info = KINDS[doc.kind];
   const result: ValidationResult = {
@@ -167,28 +244,25 @@ export function analyzeDocument(xmlBytes: Uint8Array, meta: ValidationMeta, opts
   const issuer = doc.kind === 'FEC' ? doc.receptor?.identificacion : doc.emisor.identificacion;
   if (opts.signature !== false) {
     const report = verifyXadesDocument(dom, text, meta.now, { crossCheck: false });
-    errors.push(...signatureErrors(report));
+    const sig = signatureErrors(report);
+    if (sig.length > 0) result.unreadable = true;
+    errors.push(...sig);
     if (opts.signer !== false && report.signer) {
       const id = report.signer.identificacion;
-      if (!issuer || !id || stripZeros(id) !== stripZeros(issuer.numero)) {
-        errors.push(
-          err(
-            CODIGOS.FIRMANTE,
-            `El comprobante está firmado con el certificado de otro contribuyente: el firmante es ${report.signer.subjectSerialNumber ?? '(sin identificación)'}` +
-              ` y el ${doc.kind === 'FEC' ? 'receptor (emisor de la FEC)' : 'emisor'} es ${issuer?.numero ?? '(sin identificación)'}.`,
-          ),
-        );
-      }
+      if (!issuer || !id || stripZeros(id) !== stripZeros(issuer.numero)) errors.push(err(CODIGOS.FIRMANTE, TEXTOS.firmante60));
     }
   }
 
   // 5. Clave and POST data vs XML
   errors.push(...claveErrors(doc, meta, issuer?.numero, futureMs));
 
-  // 6. Totals
-  if (opts.totals !== false) errors.push(...totalsErrors(doc, tolerance));
+  // 6. Lines, payment, and totals
+  errors.push(...lineErrors(doc));
+  if (opts.totals !== false) errors.push(...sumErrors(doc), ...totalsErrors(doc, tolerance));
+  result.cabys = doc.lineas.map((l) => ({ linea: l.numeroLinea, codigo: l.codigoCABYS ?? '' }));
+  if (doc.emisor.ubicacion) result.ubicacionEmisor = doc.emisor.ubicacion;
 
-  result.accepted = errors.length === 0;
+  result.accepted = isAccepted(errors);
   return { result, xsd: { schema: info.schema, subject: 'comprobante' } };
 }
 
@@ -200,10 +274,10 @@ function analyzeMensajeReceptor(text: string, meta: ValidationMeta, opts: Analys
     dom = parseDom(text);
     m = parseMensajeDom(dom);
   } catch (e) {
-    return { result: { accepted: false, errors: [err(CODIGOS.XML_MAL_FORMADO, `El archivo XML no es un MensajeReceptor legible: ${msg(e)}`)] } };
+    return { result: { accepted: false, errors: [err(CODIGOS.ESQUEMA, `El archivo XML no es un MensajeReceptor legible: ${msg(e)}`)] } };
   }
   if (m.type !== 'MensajeReceptor') {
-    return { result: { accepted: false, errors: [err(CODIGOS.XML_MAL_FORMADO, `Se esperaba un MensajeReceptor y se recibió ${m.type}.`)] } };
+    return { result: { accepted: false, errors: [err(CODIGOS.ESQUEMA, `Se esperaba un MensajeReceptor y se recibió ${m.type}.`)] } };
   }
   const result: ValidationResult = {
     accepted: false,
@@ -223,13 +297,13 @@ function analyzeMensajeReceptor(text: string, meta: ValidationMeta, opts: Analys
       errors.push(err(CODIGOS.FIRMANTE, `El mensaje está firmado con el certificado de otro contribuyente (${report.signer.subjectSerialNumber ?? '?'}), no del receptor ${m.numeroCedulaReceptor}.`));
     }
   }
-  if (m.clave !== meta.clave) errors.push(err(CODIGOS.CLAVE, `La clave del mensaje (${m.clave}) no coincide con la clave enviada (${meta.clave}).`));
+  if (m.clave !== meta.clave) errors.push(err(CODIGOS.CLAVE_ENVIADA, `La clave del mensaje (${m.clave}) no coincide con la clave enviada (${meta.clave}).`));
   if (m.numeroConsecutivoReceptor !== meta.consecutivoReceptor) {
     errors.push(err(CODIGOS.DATOS_ENVIO, `NumeroConsecutivoReceptor (${m.numeroConsecutivoReceptor}) no coincide con consecutivoReceptor enviado (${meta.consecutivoReceptor}).`));
   }
   const expectedTipo = { 1: '05', 2: '06', 3: '07' }[m.mensaje];
   if (m.numeroConsecutivoReceptor.slice(8, 10) !== expectedTipo) {
-    errors.push(err(CODIGOS.CLAVE, `El tipo del NumeroConsecutivoReceptor debe ser ${expectedTipo} para Mensaje ${m.mensaje}.`));
+    errors.push(err(CODIGOS.TIPO_COMPROBANTE, `El tipo del NumeroConsecutivoReceptor debe ser ${expectedTipo} para Mensaje ${m.mensaje}.`));
   }
   if (stripZeros(m.numeroCedulaEmisor) !== stripZeros(meta.emisor.numeroIdentificacion)) {
     errors.push(err(CODIGOS.DATOS_ENVIO, `NumeroCedulaEmisor (${m.numeroCedulaEmisor}) no coincide con el emisor enviado (${meta.emisor.numeroIdentificacion}).`));
@@ -237,7 +311,7 @@ function analyzeMensajeReceptor(text: string, meta: ValidationMeta, opts: Analys
   if (meta.receptor && stripZeros(m.numeroCedulaReceptor) !== stripZeros(meta.receptor.numeroIdentificacion)) {
     errors.push(err(CODIGOS.DATOS_ENVIO, `NumeroCedulaReceptor (${m.numeroCedulaReceptor}) no coincide con el receptor enviado (${meta.receptor.numeroIdentificacion}).`));
   }
-  result.accepted = errors.length === 0;
+  result.accepted = isAccepted(errors);
   return { result, xsd: { schema: 'MR', subject: 'mensaje' } };
 }
 
@@ -249,48 +323,52 @@ function parseDom(text: string): Document {
   return dom;
 }
 
+/**
+ * Hacienda lists a signature failure as a plain sentence, without a code (NOTES §6.3). An older or unknown policy
+ * identifier is not a failure: Hacienda accepts v4.2-policy signatures; a signature with no policy at all is.
+ */
 function signatureErrors(report: VerifyReport): ValidationErrorItem[] {
   const out: ValidationErrorItem[] = [];
+  const plain = (mensaje: string) => out.push({ codigo: 0, mensaje, fila: 0, columna: 0, sinCodigo: true });
   for (const c of report.checks) {
     if (c.ok) continue;
-    if (c.name === 'xades.policy') out.push(err(CODIGOS.POLITICA_FIRMA, `La política de firma no es la de la versión 4.4: ${c.detail}`));
-    else if (c.name.startsWith('certificate.')) out.push(err(CODIGOS.CERTIFICADO, `El certificado de la firma no es válido: ${c.detail}`));
-    else if (c.name === 'xml.wellFormed') out.push(err(CODIGOS.XML_MAL_FORMADO, `El archivo XML no está bien formado: ${c.detail}`));
-    else out.push(err(CODIGOS.FIRMA, `La firma del comprobante electrónico no es válida (${c.name}): ${c.detail}`));
+    if (c.name === 'xades.policy') {
+      if (/no xades:SignedProperties|no .*SignaturePolicyIdentifier|no policy|without (a )?polic|missing/i.test(c.detail)) plain(TEXTOS.firmaSinPolitica);
+    } else if (c.name === 'xades.qualifyingProperties' && /found 0|no xades|QualifyingProperties/i.test(c.detail) && !/targets/.test(c.detail)) plain(TEXTOS.firmaNoXades);
+    else if (c.name === 'xades.signingCertificate' && /no xades:SignedProperties/.test(c.detail)) continue; // said by the policy's sentence
+    else if (c.name.startsWith('certificate.')) plain(TEXTOS.firmaInvalida(`El certificado empleado no es válido: ${c.detail}`));
+    else if (c.name === 'xml.wellFormed') out.push(err(CODIGOS.ESQUEMA, `El archivo XML no está bien formado: ${c.detail}`));
+    else plain(TEXTOS.firmaInvalida(`${c.name}: ${c.detail}`));
   }
   return out;
 }
 
 function claveErrors(doc: ParsedComprobante, meta: ValidationMeta, issuerNumero: string | undefined, futureMs: number): ValidationErrorItem[] {
   const out: ValidationErrorItem[] = [];
-  const e = (m: string) => out.push(err(CODIGOS.CLAVE, m));
-  if (doc.clave !== meta.clave) e(`La clave del comprobante (${doc.clave}) no coincide con la clave enviada (${meta.clave}).`);
+  if (doc.clave !== meta.clave) out.push(err(CODIGOS.CLAVE_ENVIADA, `La clave del comprobante (${doc.clave}) no coincide con la clave enviada (${meta.clave}).`));
   const parts = parseClave(doc.clave);
+  const fecha = parseIsoDateTime(doc.fechaEmision);
   if (!parts) {
-    e(`La clave ${doc.clave} no tiene el formato de 50 posiciones del Anexo (506, fecha, identificación, consecutivo, situación, código de seguridad).`);
+    // A clave without its parts: Hacienda answers every comparison at once (NOTES §6.3).
+    out.push(err(CODIGOS.CLAVE_IDENTIFICACION, TEXTOS.clave8), err(CODIGOS.CLAVE_FECHA, TEXTOS.clave405), err(CODIGOS.CLAVE_CONSECUTIVO, TEXTOS.clave23));
   } else {
-    const fecha = parseIsoDateTime(doc.fechaEmision);
-    if (!fecha) out.push(err(CODIGOS.FECHA, `FechaEmision "${doc.fechaEmision}" no es una fecha válida.`));
-    else {
+    if (issuerNumero !== undefined && stripZeros(parts.identificacion) !== stripZeros(issuerNumero)) out.push(err(CODIGOS.CLAVE_IDENTIFICACION, TEXTOS.clave8));
+    if (fecha) {
       const p = crParts(fecha);
-      if (p.day !== parts.day || p.month !== parts.month || p.year % 100 !== parts.year2) {
-        const dd = String(parts.day).padStart(2, '0'), mm = String(parts.month).padStart(2, '0'), yy = String(parts.year2).padStart(2, '0');
-        e(`La fecha de la clave (${dd}/${mm}/${yy}) no coincide con la FechaEmision del comprobante (${doc.fechaEmision}).`);
-      }
-      if (fecha.getTime() > meta.now.getTime() + futureMs) {
-        out.push(err(CODIGOS.FECHA, `La FechaEmision (${doc.fechaEmision}) es posterior a la fecha de recepción.`));
-      }
+      if (p.day !== parts.day || p.month !== parts.month || p.year % 100 !== parts.year2) out.push(err(CODIGOS.CLAVE_FECHA, TEXTOS.clave405));
     }
-    if (issuerNumero !== undefined && stripZeros(parts.identificacion) !== stripZeros(issuerNumero)) {
-      e(`La identificación en la clave (${parts.identificacion}) no coincide con la del emisor del comprobante (${issuerNumero}).`);
-    }
-    if (parts.consecutivo !== doc.numeroConsecutivo) {
-      e(`El consecutivo en la clave (${parts.consecutivo}) no coincide con NumeroConsecutivo (${doc.numeroConsecutivo}).`);
-    }
+    if (parts.consecutivo !== doc.numeroConsecutivo) out.push(err(CODIGOS.CLAVE_CONSECUTIVO, TEXTOS.clave23));
+  }
+  if (fecha && fecha.getTime() > meta.now.getTime() + futureMs) {
+    // A later day in Costa Rica is refused; later the same day is only a warning (the hour is "not official").
+    const f = crParts(fecha);
+    const n = crParts(meta.now);
+    const laterDay = f.year * 10_000 + f.month * 100 + f.day > n.year * 10_000 + n.month * 100 + n.day;
+    out.push(laterDay ? err(CODIGOS.FECHA_EMISION, TEXTOS.fechaDia53) : { ...err(CODIGOS.FECHA_EMISION, TEXTOS.fechaHora53), aviso: true });
   }
   const tipo = doc.numeroConsecutivo.slice(8, 10);
   if (tipo !== KINDS[doc.kind].tipoComprobante) {
-    e(`El tipo de comprobante del consecutivo (${tipo}) no corresponde a ${doc.rootName} (${KINDS[doc.kind].tipoComprobante}).`);
+    out.push(err(CODIGOS.TIPO_COMPROBANTE, `El tipo de comprobante del consecutivo (${tipo}) no corresponde a ${doc.rootName} (${KINDS[doc.kind].tipoComprobante}).`));
   }
   if (issuerNumero !== undefined && stripZeros(meta.emisor.numeroIdentificacion) !== stripZeros(issuerNumero)) {
     out.push(err(CODIGOS.DATOS_ENVIO, `El emisor enviado (${meta.emisor.numeroIdentificacion}) no coincide con el del comprobante (${issuerNumero}).`));
@@ -300,6 +378,78 @@ function claveErrors(doc: ParsedComprobante, meta: ValidationMeta, issuerNumero:
     out.push(err(CODIGOS.DATOS_ENVIO, `El receptor enviado (${meta.receptor.numeroIdentificacion}) no coincide con el del comprobante (${recId.numero}).`));
   }
   return out;
+}
+
+/** -45, -505 (each line's taxes), -492 (MedioPagoOtros), -58 (PlazoCredito), -487 (TotalDesgloseImpuesto). */
+function lineErrors(doc: ParsedComprobante): ValidationErrorItem[] {
+  const out: ValidationErrorItem[] = [];
+  for (const l of doc.lineas) {
+    for (const t of l.impuestos) {
+      if (t.codigo === '01' && (t.tarifa === undefined || t.tarifa === '')) out.push(err(CODIGOS.TARIFA_OBLIGATORIA, TEXTOS.tarifa45(l.numeroLinea)));
+      else if (t.codigo === '01' && t.codigoTarifaIVA === '10' && isNonZero(t.tarifa)) out.push(err(CODIGOS.TARIFA_EXENTO, TEXTOS.tarifa505(l.numeroLinea)));
+    }
+  }
+  if (doc.mediosPago.some((m) => m.tipoMedioPago === '99' && !m.medioPagoOtros?.trim())) out.push(err(CODIGOS.MEDIO_PAGO_OTROS, TEXTOS.medioPago492));
+  if ((doc.condicionVenta === '02' || doc.condicionVenta === '10') && !doc.plazoCredito?.trim()) out.push(err(CODIGOS.PLAZO_CREDITO, TEXTOS.plazo58));
+  if (doc.lineas.some((l) => l.impuestos.length > 0) && doc.resumen.totalDesgloseImpuesto.length === 0) out.push(err(CODIGOS.DESGLOSE_IMPUESTO, TEXTOS.desglose487));
+  return out;
+}
+
+/**
+ * The sums, compared exactly against the document's own figures (Hacienda rejected a TotalDescuentos 0.00001 away
+ * from the sum of the discounts): -46 per line, -52, -54. The other sums of ResumenFactura are checked the same
+ * way under this emulator's own code.
+ */
+function sumErrors(doc: ParsedComprobante): ValidationErrorItem[] {
+  const out: ValidationErrorItem[] = [];
+  let figures: { d: (v: string | undefined) => Decimal };
+  try {
+    figures = { d: (v) => (v === undefined || v === '' ? dec(0) : dec(v)) };
+    for (const l of doc.lineas) for (const v of [l.subTotal, l.montoTotalLinea, l.impuestoNeto, ...l.impuestos.map((t) => t.monto)]) figures.d(v);
+  } catch {
+    return []; // a figure that is not a number: the schema said so
+  }
+  const { d } = figures;
+  let descuentos = dec(0);
+  let impuesto = dec(0);
+  for (const l of doc.lineas) {
+    const lineDesc = l.descuentos.reduce((a, x) => a.plus(d(x.montoDescuento)), dec(0));
+    descuentos = descuentos.plus(lineDesc);
+    const bruto = l.impuestos.reduce((a, t) => a.plus(d(t.monto)), dec(0));
+    const exonerado = l.impuestos.reduce((a, t) => a.plus(d(t.exoneracion?.montoExoneracion)), dec(0));
+    const neto = l.impuestoNeto !== undefined ? d(l.impuestoNeto) : bruto.minus(exonerado);
+    impuesto = impuesto.plus(neto);
+    if (!d(l.montoTotalLinea).equals(d(l.subTotal).plus(neto))) out.push(err(CODIGOS.TOTAL_LINEA, TEXTOS.linea46(l.numeroLinea)));
+  }
+  const r = doc.resumen;
+  if (!d(r.totalDescuentos).equals(descuentos)) out.push(err(CODIGOS.TOTAL_DESCUENTOS, TEXTOS.descuentos52));
+  if (!d(r.totalImpuesto).equals(impuesto)) out.push(err(CODIGOS.TOTAL_IMPUESTO, TEXTOS.impuesto54));
+  const own = (what: string, stated: string | undefined, sum: Decimal) => {
+    if (!d(stated).equals(sum)) out.push(err(CODIGOS.TOTALES, `${what} (${d(stated).toFixed(5)}) no coincide con la suma de sus componentes (${sum.toFixed(5)}).`));
+  };
+  own('TotalGravado', r.totalGravado, d(r.totalServGravados).plus(d(r.totalMercanciasGravadas)));
+  own('TotalExento', r.totalExento, d(r.totalServExentos).plus(d(r.totalMercanciasExentas)));
+  own('TotalExonerado', r.totalExonerado, d(r.totalServExonerado).plus(d(r.totalMercExonerada)));
+  own('TotalNoSujeto', r.totalNoSujeto, d(r.totalServNoSujeto).plus(d(r.totalMercNoSujeta)));
+  own('TotalVenta', r.totalVenta, d(r.totalGravado).plus(d(r.totalExento)).plus(d(r.totalExonerado)).plus(d(r.totalNoSujeto)));
+  own('TotalVentaNeta', r.totalVentaNeta, d(r.totalVenta).minus(d(r.totalDescuentos)));
+  own(
+    'TotalComprobante',
+    r.totalComprobante,
+    d(r.totalVentaNeta).plus(d(r.totalImpuesto)).plus(d(r.totalOtrosCargos)).minus(d(r.totalIVADevuelto)),
+  );
+  const otros = doc.otrosCargos.reduce((a, o) => a.plus(d(o.montoCargo)), dec(0));
+  own('TotalOtrosCargos', r.totalOtrosCargos, otros);
+  return out;
+}
+
+function isNonZero(v: string | undefined): boolean {
+  if (v === undefined || v === '') return false;
+  try {
+    return !dec(v).isZero();
+  } catch {
+    return true;
+  }
 }
 
 // --- Totals ----------------------------------------------------------------------------------------
@@ -348,7 +498,12 @@ function toLinea(l: ParsedLinea, i: number): Linea {
   return linea;
 }
 
-/** Recomputes the totals and lists every figure of the document that differs by more than the tolerance. */
+/**
+ * Recomputes the figures that are products (cantidad × precio, base × tarifa, the exoneración) or sums of products
+ * per kind of sale (TotalServGravados …), and lists every one that differs by more than the tolerance: each is a
+ * rounded product, and the ANEXOS let the issuer round it (to 5 decimals or fewer). Sums of the document's own
+ * figures are compared exactly by sumErrors.
+ */
 export function totalsErrors(doc: ParsedComprobante, tolerance: string): ValidationErrorItem[] {
   if (doc.kind === 'REP' || doc.lineas.some((l) => l.tieneSurtido || l.cantidad === undefined || l.precioUnitario === undefined)) return [];
   let totals: Totals;
@@ -386,7 +541,7 @@ export function totalsErrors(doc: ParsedComprobante, tolerance: string): Validat
       if (ti.montoExoneracion && imp.exoneracion) cmp(`${at} Impuesto ${imp.codigo} MontoExoneracion`, ti.montoExoneracion, imp.exoneracion.montoExoneracion);
     });
     if (l.impuestoNeto !== undefined) cmp(`${at} ImpuestoNeto`, t.impuestoNeto, l.impuestoNeto);
-    cmp(`${at} MontoTotalLinea`, t.montoTotalLinea, l.montoTotalLinea);
+    // MontoTotalLinea is a sum: sumErrors compares it exactly (-46).
   });
   const r = totals.resumen;
   const s = doc.resumen;
@@ -399,23 +554,15 @@ export function totalsErrors(doc: ParsedComprobante, tolerance: string): Validat
     ['TotalMercanciasExentas', r.totalMercanciasExentas, s.totalMercanciasExentas],
     ['TotalMercExonerada', r.totalMercExonerada, s.totalMercExonerada],
     ['TotalMercNoSujeta', r.totalMercNoSujeta, s.totalMercNoSujeta],
-    ['TotalGravado', r.totalGravado, s.totalGravado],
-    ['TotalExento', r.totalExento, s.totalExento],
-    ['TotalExonerado', r.totalExonerado, s.totalExonerado],
-    ['TotalNoSujeto', r.totalNoSujeto, s.totalNoSujeto],
-    ['TotalVenta', r.totalVenta, s.totalVenta],
-    ['TotalDescuentos', r.totalDescuentos, s.totalDescuentos],
-    ['TotalVentaNeta', r.totalVentaNeta, s.totalVentaNeta],
-    ['TotalImpuesto', r.totalImpuesto, s.totalImpuesto],
-    ['TotalOtrosCargos', r.totalOtrosCargos, s.totalOtrosCargos],
-    ['TotalComprobante', r.totalComprobante, s.totalComprobante],
+    // TotalGravado … TotalComprobante are sums of the figures above: sumErrors compares them exactly.
   ];
   for (const [name, expected, actual] of pairs) {
     // Optional summary elements may be omitted when zero.
     if (actual === undefined && expected.isZero()) continue;
     cmp(`ResumenFactura ${name}`, expected, actual);
   }
-  for (const d of r.totalDesgloseImpuesto) {
+  // No TotalDesgloseImpuesto at all is -487 (lineErrors).
+  for (const d of s.totalDesgloseImpuesto.length === 0 ? [] : r.totalDesgloseImpuesto) {
     const found = s.totalDesgloseImpuesto.find((x) => x.codigo === d.codigo && (x.codigoTarifaIVA ?? '') === (d.codigoTarifaIVA ?? ''));
     if (!found) {
       if (!d.totalMontoImpuesto.isZero()) {

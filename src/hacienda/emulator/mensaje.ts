@@ -3,7 +3,7 @@
  * XAdES-EPES with the emulator's own key (core signer), like Hacienda signs its answers.
  */
 import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
-import { formatDetalleErrors } from '../client/mensaje.js';
+import { formatDetalleMensaje } from '../client/mensaje.js';
 import { buildMensajeHaciendaXml } from '../../core/xml/parse.js';
 import { credentials, type SigningCredentials } from '../../core/sign/p12.js';
 import { signCanonical } from '../../core/sign/xades.js';
@@ -23,15 +23,16 @@ export interface MensajeHaciendaFacts {
   totalFactura?: string;
 }
 
-const SANDBOX_ACCEPTED = 'Este comprobante fue aceptado en el ambiente de pruebas, por lo cual no tiene validez para fines tributarios';
-const SANDBOX_PROCESSED = 'Este comprobante fue procesado en el ambiente de pruebas, por lo cual no tiene validez para fines tributarios';
+/** The opening line of every sandbox answer, accepted or not (NOTES §6.3: "recibido", with its final period). */
+const SANDBOX_OPENING = 'Este comprobante fue recibido en el ambiente de pruebas, por lo cual no tiene validez para fines tributarios.';
 
-/** DetalleMensaje in Hacienda's style: a sentence, then the error list `[codigo, "mensaje", fila, columna]`. */
+/**
+ * DetalleMensaje in Hacienda's layout (NOTES §6.3). The sandbox's opening line is Hacienda's; production's is not
+ * documented anywhere we found, so the emulator keeps its own ("Este comprobante fue aceptado." / "rechazado.").
+ */
 export function detalleMensaje(f: Pick<MensajeHaciendaFacts, 'environment' | 'accepted' | 'errors'>): string {
-  const head =
-    f.environment === 'sandbox' ? (f.accepted ? SANDBOX_ACCEPTED : SANDBOX_PROCESSED) : f.accepted ? 'Este comprobante fue aceptado.' : 'Este comprobante fue rechazado.';
-  if (f.errors.length === 0) return head;
-  return `${head}\n\nEl comprobante electrónico tiene los siguientes errores: \n\n${formatDetalleErrors(f.errors)}`;
+  const opening = f.environment === 'sandbox' ? SANDBOX_OPENING : f.accepted ? 'Este comprobante fue aceptado.' : 'Este comprobante fue rechazado.';
+  return formatDetalleMensaje(opening, f.accepted, f.errors);
 }
 
 export class MensajeHaciendaSigner {

@@ -8,9 +8,10 @@ import { parseClave } from '../../core/clave.js';
 import { deliverCallback, type CallbackOptions } from './callback.js';
 import type { FaultConfig } from './faults.js';
 import type { MensajeHaciendaSigner } from './mensaje.js';
-import type { Registry, TaxpayerRecord } from './registry.js';
+import { actividadComprobante, type Registry, type TaxpayerRecord } from './registry.js';
 import type { EmulatorEnvironment, EmulatorStore, ReceptionRecord, ValidationErrorItem } from './store.js';
-import { CODIGOS, type ComprobanteValidator, type ValidationResult } from './validate.js';
+import { CODIGOS, isAccepted, TEXTOS, type ComprobanteValidator, type ValidationResult } from './validate.js';
+import { crParts } from '../../core/dates.js';
 
 export interface ProcessorOptions {
   store: EmulatorStore;
@@ -165,26 +166,28 @@ export class ReceptionProcessor {
     if (this.closed) return;
 
     const errors: ValidationErrorItem[] = [...result.errors];
+    if (!result.unreadable && !rec.consecutivoReceptor) errors.push(...this.registryErrors(result));
     const claim = consecutivoClaim(rec);
-    if (claim) {
+    if (claim && !result.unreadable) {
       const owner = store.claimConsecutivo(env, claim.issuer, claim.consecutivo, key);
       if (owner !== key) {
-        errors.push({
-          codigo: CODIGOS.CONSECUTIVO_REPETIDO,
-          mensaje: `La numeración consecutiva del comprobante que se intenta guardar (${claim.consecutivo}) ya existe en nuestras bases de datos.`,
-          fila: 0,
-          columna: 0,
-        });
+        const first = store.getReception(env, owner);
+        const desde = first ? formatDesde(new Date(first.receivedAt)) : '';
+        errors.push({ codigo: CODIGOS.CONSECUTIVO_REPETIDO, mensaje: TEXTOS.consecutivo99(claim.consecutivo, desde, first?.clave ?? owner), fila: 0, columna: 0 });
       }
     }
     const forced = this.o.faults().rejectClaves;
     if (forced.includes(rec.clave) || forced.includes(key)) {
       errors.push({ codigo: CODIGOS.RECHAZO_FORZADO, mensaje: 'Rechazo forzado por la configuración de fallas del emulador.', fila: 0, columna: 0 });
     }
-    if (!result.accepted && errors.length === 0) {
+    if (!result.accepted && isAccepted(errors)) {
       errors.push({ codigo: CODIGOS.ERROR_INTERNO, mensaje: 'El validador rechazó el comprobante sin indicar el motivo.', fila: 0, columna: 0 });
     }
-    const accepted = errors.length === 0;
+    // Warnings (-37, -407, -53 on the hour) are listed and leave the document accepted.
+    const accepted = isAccepted(errors);
+    // A document that could not be read (schema, signature) is answered about an unknown issuer (NOTES §6.3).
+    const unknown = result.unreadable === true && !rec.consecutivoReceptor;
+    const claveId = parseClave(rec.clave)?.identificacion;
 
     let respuestaXml: Buffer | undefined;
     let estado: ReceptionRecord['estado'] = accepted ? 'aceptado' : 'rechazado';
@@ -194,14 +197,23 @@ export class ReceptionProcessor {
         environment: env,
         accepted,
         errors,
-        emisor: rec.consecutivoReceptor
-          ? rec.emisor
-          : { tipoIdentificacion: result.tipoIdentificacionEmisor ?? rec.emisor.tipoIdentificacion, numeroIdentificacion: result.numeroCedulaEmisor ?? rec.emisor.numeroIdentificacion },
-        ...(result.nombreEmisor ? { nombreEmisor: result.nombreEmisor } : { nombreEmisor: this.o.registry.getTaxpayer(rec.emisor.numeroIdentificacion)?.nombre }),
-        ...(rec.receptor ? { receptor: rec.receptor } : {}),
-        ...(result.nombreReceptor ? { nombreReceptor: result.nombreReceptor } : {}),
-        ...(result.montoTotalImpuesto !== undefined ? { montoTotalImpuesto: result.montoTotalImpuesto } : {}),
-        ...(result.totalFactura !== undefined ? { totalFactura: result.totalFactura } : {}),
+        ...(unknown
+          ? {
+              emisor: { tipoIdentificacion: rec.emisor.tipoIdentificacion, numeroIdentificacion: claveId ?? '000000000' },
+              nombreEmisor: 'DESCONOCIDO',
+              montoTotalImpuesto: '0',
+              totalFactura: '0',
+            }
+          : {
+              emisor: rec.consecutivoReceptor
+                ? rec.emisor
+                : { tipoIdentificacion: result.tipoIdentificacionEmisor ?? rec.emisor.tipoIdentificacion, numeroIdentificacion: result.numeroCedulaEmisor ?? rec.emisor.numeroIdentificacion },
+              ...(result.nombreEmisor ? { nombreEmisor: this.registeredName(result) } : { nombreEmisor: this.o.registry.getTaxpayer(rec.emisor.numeroIdentificacion)?.nombre }),
+              ...(rec.receptor ? { receptor: rec.receptor } : {}),
+              ...(result.nombreReceptor ? { nombreReceptor: result.nombreReceptor } : {}),
+              ...(result.montoTotalImpuesto !== undefined ? { montoTotalImpuesto: result.montoTotalImpuesto } : {}),
+              ...(result.totalFactura !== undefined ? { totalFactura: result.totalFactura } : {}),
+            }),
       });
     } catch (e) {
       estado = 'error';
@@ -219,6 +231,39 @@ export class ReceptionProcessor {
     if (updated) await this.callback(updated);
   }
 
+  /** NombreEmisor of the answer: the taxpayer's registered name, else the document's. */
+  private registeredName(r: ValidationResult): string | undefined {
+    return (r.numeroCedulaEmisor && this.o.registry.getTaxpayer(r.numeroCedulaEmisor)?.nombre) || r.nombreEmisor;
+  }
+
+  /**
+   * The checks against Hacienda's registers: every line's CABYS code in the catalogue (-400); the issuer's activity
+   * in the activity catalogue (-408) and among its registered activities (-407, a warning); its location as
+   * registered (-37, a warning). An issuer the registry does not know yet has no activities or location to compare.
+   */
+  private registryErrors(r: ValidationResult): ValidationErrorItem[] {
+    const out: ValidationErrorItem[] = [];
+    const reg = this.o.registry;
+    if (reg.hasCabysCatalogue) {
+      for (const l of r.cabys ?? []) if (l.codigo && !reg.getCabys(l.codigo)) out.push({ codigo: CODIGOS.CABYS, mensaje: TEXTOS.cabys400(l.linea), fila: 0, columna: 0 });
+    }
+    const code = r.codigoActividadEmisor;
+    const taxpayer = r.numeroCedulaEmisor ? reg.getTaxpayer(r.numeroCedulaEmisor.replace(/^0+/, '')) : undefined;
+    if (code) {
+      const known = reg.actividadEnCatalogo(code);
+      if (known === false) out.push({ codigo: CODIGOS.ACTIVIDAD_INVALIDA, mensaje: TEXTOS.actividad408, fila: 0, columna: 0 });
+      else if (taxpayer && taxpayer.actividades.length > 0 && !taxpayer.actividades.some((a) => actividadComprobante(a.codigo) === code)) {
+        out.push({ codigo: CODIGOS.ACTIVIDAD_NO_REGISTRADA, mensaje: TEXTOS.actividad407, fila: 0, columna: 0, aviso: true });
+      }
+    }
+    const u = r.ubicacionEmisor;
+    const reg37 = taxpayer?.ubicacion;
+    if (u && reg37 && (u.provincia !== reg37.provincia || u.canton !== reg37.canton || u.distrito !== reg37.distrito)) {
+      out.push({ codigo: CODIGOS.UBICACION, mensaje: TEXTOS.ubicacion37, fila: 0, columna: 0, aviso: true });
+    }
+    return out;
+  }
+
   /** An accepted issuer the registry does not know becomes a known taxpayer (/fe/ae). */
   private learnTaxpayer(r: ValidationResult): void {
     const id = r.numeroCedulaEmisor;
@@ -229,6 +274,7 @@ export class ReceptionProcessor {
       regimen: { codigo: 1, descripcion: 'Régimen general' },
       situacion: { moroso: 'NO', omiso: 'NO', estado: 'Inscrito', administracionTributaria: '' },
       actividades: r.codigoActividadEmisor ? [{ estado: 'A', tipo: 'P', codigo: r.codigoActividadEmisor, descripcion: '' }] : [],
+      ...(r.ubicacionEmisor ? { ubicacion: r.ubicacionEmisor } : {}),
     };
     this.o.registry.putTaxpayer(id, t);
     this.o.store.putLearntTaxpayer(id, t);
@@ -260,4 +306,11 @@ export class ReceptionProcessor {
     this.idleWaiters = [];
     for (const f of w) f();
   }
+}
+
+/** `11-03-2026 22:07:33`: the day and time (Costa Rica) a consecutivo was first used, as Hacienda writes it in -99. */
+function formatDesde(d: Date): string {
+  const p = crParts(d);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(p.day)}-${two(p.month)}-${p.year} ${two(p.hour)}:${two(p.minute)}:${two(p.second)}`;
 }

@@ -12,6 +12,18 @@ export interface TaxpayerRecord {
   regimen: { codigo: number; descripcion: string };
   situacion: { moroso: string; omiso: string; estado: string; administracionTributaria: string; mensaje?: string };
   actividades: { estado: string; tipo: string; codigo: string; descripcion: string }[];
+  /** Where the taxpayer is registered (learnt from its first accepted document; the seed has none). */
+  ubicacion?: { provincia: string; canton: string; distrito: string };
+}
+
+/**
+ * An activity code as comprobantes write it: six digits. The registry (like /fe/ae) gives the CIIU-4 form
+ * `6201.0`, which is `620100` on a comprobante; a six-digit code is itself. Anything else has no such form.
+ */
+export function actividadComprobante(code: string): string | undefined {
+  if (/^\d{6}$/.test(code)) return code;
+  const m = /^(\d{4})\.(\d)$/.exec(code);
+  return m ? `${m[1]}${m[2]}0` : undefined;
 }
 
 export interface ExoneracionRecord {
@@ -68,6 +80,12 @@ export class Registry {
   private cabysIndex: { list: IndexedCabys[]; byCode: Map<string, IndexedCabys> } | undefined;
   /** Where the CABYS catalogue is read from, on first use (it is ≈ 20 000 entries: most commands never need it). */
   private cabysFile: string | undefined;
+  /**
+   * The emulator's Catálogo de Actividades Económicas: the activities of the seed taxpayers
+   * (fixtures/hacienda-registry.json), in their six-digit form. The real catalogue is not public as data; this one
+   * holds the codes of the test identities (e.g. 620100), so -408 is answered for any other code.
+   */
+  private readonly actividades = new Set<string>();
 
   private get cabysData(): { list: IndexedCabys[]; byCode: Map<string, IndexedCabys> } {
     if (!this.cabysIndex) {
@@ -92,6 +110,10 @@ export class Registry {
     for (const c of reg.contribuyentes ?? []) {
       const { identificacion, ...rest } = c;
       r.taxpayers.set(identificacion, normalizeTaxpayer(rest));
+      for (const a of rest.actividades ?? []) {
+        const code = actividadComprobante(a.codigo);
+        if (code) r.actividades.add(code);
+      }
     }
     for (const e of reg.exoneraciones ?? []) r.exoneraciones.set(e.numeroDocumento.toUpperCase(), e);
     // Fail early on a missing catalogue file; read and index it on first use.
@@ -118,6 +140,17 @@ export class Registry {
 
   getExoneracion(numero: string): ExoneracionRecord | undefined {
     return this.exoneraciones.get(numero.toUpperCase());
+  }
+
+  /** Whether a CABYS catalogue is known (a registry built without one checks no CABYS code). */
+  get hasCabysCatalogue(): boolean {
+    return this.cabysFile !== undefined;
+  }
+
+  /** Whether the code (six digits) is in the emulator's activity catalogue; undefined when it has none. */
+  actividadEnCatalogo(code: string): boolean | undefined {
+    if (this.actividades.size === 0) return undefined;
+    return this.actividades.has(code);
   }
 
   getCabys(codigo: string): CabysEntry | undefined {

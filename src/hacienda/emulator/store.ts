@@ -12,11 +12,17 @@ export interface IdRef {
   numeroIdentificacion: string;
 }
 
+/**
+ * One line of DetalleMensaje's list. Hacienda lists warnings (`aviso`: the document stands, e.g. -37, -407) beside
+ * errors, and some failures (the signature's) as a plain sentence without a code (`sinCodigo`).
+ */
 export interface ValidationErrorItem {
   codigo: number;
   mensaje: string;
   fila?: number;
   columna?: number;
+  aviso?: boolean;
+  sinCodigo?: boolean;
 }
 
 export interface ReceptionRecord {

@@ -31,7 +31,7 @@ const MAX_DOCS_PER_TASK = 16;
 
 export { defaultValidationThreads, EmulatorPool } from './pool.js';
 
-export { CODIGOS, totalsErrors, analyzeDocument } from './analyze.js';
+export { CODIGOS, TEXTOS, isAccepted, totalsErrors, analyzeDocument } from './analyze.js';
 export type { ValidationMeta, ValidationResult, AnalysisOptions, DocumentAnalysis, XsdRequest } from './analyze.js';
 
 /** The validator the emulator calls for each received document. */
@@ -139,8 +139,10 @@ async function xsdErrors(req: XsdRequest, text: string, xsd: BatchingXsd): Promi
       const alt = await xsd.validate(text, req.fallback);
       if (alt.valid) r = alt;
     }
-    const what = req.subject === 'mensaje' ? 'El mensaje' : 'El comprobante';
-    for (const e of r.errors) out.push(err(CODIGOS.ESQUEMA, `${what} no cumple el esquema XSD v4.4: ${e.message}`, e.line ?? 0, 0));
+    // Hacienda lists only the first schema error, in its validator's words, with its line (NOTES §6.3; its
+    // validator is Xerces and points at the end of the element, xmllint at its start: the line may differ).
+    const first = r.errors[0];
+    if (first) out.push(err(CODIGOS.ESQUEMA, first.message, first.line ?? 0, 0));
   } catch (e) {
     out.push(err(CODIGOS.ERROR_INTERNO, `No se pudo validar el esquema XSD: ${e instanceof Error ? e.message : String(e)}`));
   }
