@@ -143,13 +143,16 @@ describe('fecr emisor register without FILE.json', () => {
 
     const show = await runCli(['emisor', 'show', '3101123456', '--json'], { env, cwd: work });
     expect(show.code, show.stderr).toBe(0);
-    expect(JSON.parse(show.stdout)).toEqual({
-      identificacion: 3101123456,
-      tipoIdentificacion: 2,
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      identificacion: '3101123456',
+      tipoIdentificacion: '02',
       nombreComercial: 'Software Tico',
       correoElectronico: 'facturas@softwaretico.cr',
       telefono: '+506 2222-3333',
       ambiente: 2,
     });
+    for (const secret of ['pinCertificado', 'claveHacienda', 'certificadoHacienda', 'signingKey', PIN, Buffer.from(HACIENDA_PASSWORD).toString('base64')]) {
+      expect(show.stdout).not.toContain(secret);
+    }
   });
 });

@@ -11,6 +11,7 @@ import { defineCertsCommands } from '../commands/certs/index.js';
 import { defineDemoCommand } from '../commands/demo/index.js';
 import { defineDocumentCommands } from '../commands/document/index.js';
 import { defineHaciendaCommands } from '../commands/hacienda/index.js';
+import { defineInitCommand } from '../commands/init/index.js';
 import { defineServeCommand } from '../commands/serve/index.js';
 import { defineWebhookCommands } from '../commands/webhooks/index.js';
 import { defineConfigCommands } from '../commands/config/index.js';
@@ -77,6 +78,7 @@ export function buildProgram(ctx: Ctx): Command {
   program.addHelpText('after', '\nRun "fecr help exit-codes" for the exit codes.');
   defineDocumentCommands(program, ctx);
   defineCertsCommands(program, ctx);
+  defineInitCommand(program, ctx);
   defineDemoCommand(program, ctx);
   defineHaciendaCommands(program, ctx);
   defineServeCommand(program, ctx);

@@ -44,6 +44,29 @@ export interface IssuerSummary {
   ambiente: number;
 }
 
+/**
+ * An issuer's record as registered, without any secret: never claveHacienda, pinCertificado,
+ * certificadoHacienda nor the signing key decoded from the .p12.
+ */
+export interface IssuerDetails {
+  identificacion: string;
+  tipoIdentificacion: string;
+  nombre?: string;
+  nombreComercial: string;
+  codigoActividad: string;
+  sucursal: number;
+  telefono: string;
+  correoElectronico: string;
+  ubicacion: { provincia: string; canton: string; distrito: string; barrio?: string; direccion: string };
+  /** 1 production, 2 testing (Hacienda's sandbox). */
+  ambiente: number;
+  usuarioHacienda: string;
+  proveedorSistemas?: string;
+  /** ISO 8601 instants. */
+  registeredAt: string;
+  updatedAt: string;
+}
+
 export interface CabysEntry {
   codigo: string;
   descripcion: string;
@@ -90,6 +113,8 @@ export interface Backend {
   registerIssuer(record: unknown): Promise<void>;
   updateIssuer(record: unknown): Promise<void>;
   getIssuer(identificacion: string): Promise<IssuerSummary | null>;
+  /** The account's issuers (or the one with this identificación), records without secrets, by identificación. */
+  listIssuers(identificacion?: string): Promise<IssuerDetails[]>;
   /** Validates, signs and queues a document; returns its clave (the same clave for an identical resubmission). */
   submit(body: unknown): Promise<{ clave: string }>;
   status(clave: string): Promise<DocumentStatus | null>;

@@ -31,6 +31,7 @@ import {
   type DocumentStatus,
   type ExoneracionSummary,
   type FileType,
+  type IssuerDetails,
   type IssuerSummary,
   type TaxpayerSummary,
 } from './backend.js';
@@ -149,6 +150,11 @@ class LocalBackend implements Backend {
   async getIssuer(identificacion: string): Promise<IssuerSummary | null> {
     const [{ getIssuerPublic }, id] = await Promise.all([import('../service/issuers.js'), this.accountId()]);
     return mapped(() => getIssuerPublic(this.svc, id, identificacion));
+  }
+
+  async listIssuers(identificacion?: string): Promise<IssuerDetails[]> {
+    const [{ listIssuerDetails }, id] = await Promise.all([import('../service/issuers.js'), this.accountId()]);
+    return mapped(() => listIssuerDetails(this.svc, id, identificacion));
   }
 
   // --- documents -----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import {
   type DocumentStatus,
   type ExoneracionSummary,
   type FileType,
+  type IssuerDetails,
   type IssuerSummary,
   type TaxpayerSummary,
 } from './backend.js';
@@ -178,6 +179,11 @@ export class RemoteBackend implements Backend {
   async getIssuer(identificacion: string): Promise<IssuerSummary | null> {
     const r = await this.call<{ data: IssuerSummary }>('/api/consultar/emisor', { identificacion }, true);
     return r?.data ?? null;
+  }
+
+  async listIssuers(identificacion?: string): Promise<IssuerDetails[]> {
+    const r = await this.call<{ data: IssuerDetails[] }>('/api/consultar/emisores', identificacion === undefined ? {} : { identificacion });
+    return r.data;
   }
 
   async submit(body: unknown): Promise<{ clave: string }> {

@@ -12,12 +12,15 @@
  * - `POST /api/configurar/webhook {url: string | null}` → `{status: 'success', data: {url, secret}}`: points the
  *   webhook at `url` (null: no deliveries) keeping the signing secret; `secret` is the new `whsec_…` secret when the
  *   account had none (shown once), else null. Used by `fecr webhooks listen` (and to put the previous URL back).
+ * - `POST /api/consultar/emisores {identificacion?}` → `{status: 'success', data: IssuerDetails[]}`: the account's
+ *   issuers (or the one with that identificación; none: `[]`), each record without any secret (`fecr emisor list|show`).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { documentStatusFromRow } from '../client/document-status.js';
 import { AccountError, pointWebhook, webhookUrlOf } from '../service/accounts.js';
 import { getDocument, listDocuments } from '../service/documents.js';
+import { listIssuerDetails } from '../service/issuers.js';
 import { findingsFromZod } from './api-schemas.js';
 import { ERROR_CODES, HttpError, MESSAGES } from './errors.js';
 import { isClave } from '../core/clave.js';
@@ -26,7 +29,7 @@ export const EXTRA_MESSAGES = {
   documentNotFound: 'Documento no encontrado para la clave proporcionada',
 } as const;
 
-export const EXTRA_PATHS = ['/api/consultar/estado', '/api/consultar/documentos', '/api/consultar/webhook', '/api/configurar/webhook'] as const;
+export const EXTRA_PATHS = ['/api/consultar/estado', '/api/consultar/documentos', '/api/consultar/webhook', '/api/configurar/webhook', '/api/consultar/emisores'] as const;
 
 const required = (what: string) => ({ error: (iss: { input: unknown }) => (iss.input === undefined ? 'is required' : `must be ${what}`) });
 
@@ -60,6 +63,14 @@ export const WebhookBody = z.object({
     }, 'must be an http or https URL')
     .nullable()
     .describe('Where deliveries go from now on; null: nowhere'),
+});
+
+export const IssuersBody = z.object({
+  identificacion: z
+    .union([z.string('must be a string'), z.number().int().positive()])
+    .transform((v) => String(v).trim())
+    .optional()
+    .describe('Only the issuer with this identificación'),
 });
 
 /** ISO 8601 date or date-time → epoch ms; without an offset it is Costa Rica time (-06:00). Null when invalid. */
@@ -100,6 +111,11 @@ export function registerExtraEndpoints(app: FastifyInstance, ctx: Parameters<typ
 
   app.post('/api/consultar/webhook', async (req) => {
     return { status: 'success', data: { url: await webhookUrlOf(ctx, account(req)) } };
+  });
+
+  app.post('/api/consultar/emisores', async (req) => {
+    const body = valid(IssuersBody, req.body ?? {});
+    return { status: 'success', data: await listIssuerDetails(ctx, account(req), body.identificacion) };
   });
 
   app.post('/api/configurar/webhook', async (req) => {

@@ -7,9 +7,9 @@
  * "fecr extensions" and marked `x-fecr-extension: true`.
  */
 import { z } from 'zod';
-import type { DocumentStatus } from '../client/backend.js';
+import type { DocumentStatus, IssuerDetails } from '../client/backend.js';
 import { DocumentBody, IssuerRecord } from '../core/input/schema.js';
-import { ListBody, STATES, StatusBody, WebhookBody } from './api-extra.js';
+import { IssuersBody, ListBody, STATES, StatusBody, WebhookBody } from './api-extra.js';
 import {
   CabysBody,
   CabysEntrySchema,
@@ -88,7 +88,35 @@ const ENDPOINTS: Endpoint[] = [
     errors: [400],
     extension: true,
   },
+  {
+    path: '/api/consultar/emisores',
+    summary: "The account's issuers, records without secrets (fecr extension, not in SERVICE-SPEC)",
+    request: 'IssuersBody',
+    response: 'IssuerListResponse',
+    errors: [400],
+    extension: true,
+  },
 ];
+
+/** What /api/consultar/emisores returns per issuer (src/client/backend.ts IssuerDetails): no secret field exists. */
+const IssuerDetailsSchema = z.object({
+  identificacion: z.string(),
+  tipoIdentificacion: z.string(),
+  nombre: z.string().optional(),
+  nombreComercial: z.string(),
+  codigoActividad: z.string(),
+  sucursal: z.number().int(),
+  telefono: z.string(),
+  correoElectronico: z.string(),
+  ubicacion: z.object({ provincia: z.string(), canton: z.string(), distrito: z.string(), barrio: z.string().optional(), direccion: z.string() }),
+  ambiente: z.number().int().describe('1 production, 2 testing (sandbox)'),
+  usuarioHacienda: z.string(),
+  proveedorSistemas: z.string().optional(),
+  registeredAt: z.string().describe('ISO 8601 instant'),
+  updatedAt: z.string().describe('ISO 8601 instant'),
+});
+const _toDetails = (s: z.output<typeof IssuerDetailsSchema>): IssuerDetails => s;
+void _toDetails;
 
 /** What /api/consultar/estado and /api/consultar/documentos return per document (src/client/backend.ts DocumentStatus). */
 const DocumentStatusSchema = z.object({
@@ -160,6 +188,8 @@ function build(version: string): JsonSchema {
     DocumentListResponse: schema(dataResponse(z.array(DocumentStatusSchema)), 'output'),
     WebhookUrlResponse: schema(dataResponse(WebhookUrlSchema), 'output'),
     WebhookConfigResponse: schema(dataResponse(WebhookConfigSchema), 'output'),
+    IssuersBody: schema(IssuersBody, 'input'),
+    IssuerListResponse: schema(dataResponse(z.array(IssuerDetailsSchema)), 'output'),
   };
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
   const paths: Record<string, unknown> = {};

@@ -7,6 +7,7 @@
 import { parseIssuer } from '../core/document.js';
 import type { IssuerRecord } from '../core/input/schema.js';
 import { credentialsFromKeyPair, exportKeyPair, loadP12, SigningError, validityAt, type SigningCredentials, type SigningKeyPair } from '../core/sign/p12.js';
+import type { IssuerDetails } from '../client/backend.js';
 import type { Issuer } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
@@ -152,6 +153,40 @@ export async function listIssuers(ctx: ServiceContext, accountId: number): Promi
     .orderBy('identificacion')
     .execute();
   return rows.map((r) => ({ ...(JSON.parse(r.record_json) as StoredIssuerRecord), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) }));
+}
+
+/** The secret-free view of a stored record: a whitelist, so a secret can never ride along (CLI and API listings). */
+export function issuerDetails(r: StoredIssuerRecord & { createdAt: number; updatedAt: number }): IssuerDetails {
+  const u = r.ubicacion;
+  return {
+    identificacion: String(r.identificacion),
+    tipoIdentificacion: String(r.tipoIdentificacion),
+    ...(r.nombre !== undefined ? { nombre: r.nombre } : {}),
+    nombreComercial: r.nombreComercial,
+    codigoActividad: String(r.codigoActividad),
+    sucursal: Number(r.sucursal),
+    telefono: r.telefono,
+    correoElectronico: r.correoElectronico,
+    ubicacion: {
+      provincia: u.provincia,
+      canton: u.canton,
+      distrito: u.distrito,
+      ...(u.barrio !== undefined ? { barrio: u.barrio } : {}),
+      direccion: u.direccion,
+    },
+    ambiente: Number(r.ambiente),
+    usuarioHacienda: r.usuarioHacienda,
+    ...(r.proveedorSistemas !== undefined ? { proveedorSistemas: r.proveedorSistemas } : {}),
+    registeredAt: new Date(r.createdAt).toISOString(),
+    updatedAt: new Date(r.updatedAt).toISOString(),
+  };
+}
+
+/** The account's issuers as IssuerDetails (one when `identificacion` is given), by identificación. */
+export async function listIssuerDetails(ctx: ServiceContext, accountId: number, identificacion?: string): Promise<IssuerDetails[]> {
+  const all = await listIssuers(ctx, accountId);
+  const id = identificacion === undefined ? undefined : normalizeId(identificacion);
+  return all.filter((r) => id === undefined || String(r.identificacion) === id).map(issuerDetails);
 }
 
 interface CacheEntry {

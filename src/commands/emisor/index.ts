@@ -1,5 +1,5 @@
 /**
- * `fecr emisor register|update FILE.json`, `fecr emisor show ID`: the issuers documents are sent for.
+ * `fecr emisor register|update FILE.json`, `fecr emisor show ID`, `fecr emisor list`: the issuers documents are sent for.
  * Without FILE.json, in a terminal, register/update ask for the record (see interactive.ts).
  */
 import type { Command } from 'commander';
@@ -12,7 +12,7 @@ export interface EmisorFlags {
 }
 
 export function defineEmisorCommands(program: Command, ctx: Ctx): void {
-  const emisor = program.command('emisor').description('issuers (emisores): register, update, show');
+  const emisor = program.command('emisor').description('issuers (emisores): register, update, show, list');
   for (const verb of ['register', 'update'] as const) {
     emisor
       .command(verb)
@@ -38,8 +38,13 @@ Without a terminal FILE.json is required (exit 2).`,
   }
   emisor
     .command('show')
-    .description('an issuer as the service shows it (no secrets)')
+    .description('the record of an issuer as registered, without its secrets (Hacienda password, PIN, .p12, signing key)')
     .argument('<id>', 'identificación of the issuer')
     .option('--json', 'print as JSON')
     .action(async (id: string, opts: EmisorFlags) => (await import('./run.js')).show(ctx, id, opts));
+  emisor
+    .command('list')
+    .description("the account's issuers (no secrets)")
+    .option('--json', 'print as JSON')
+    .action(async (opts: EmisorFlags) => (await import('./run.js')).list(ctx, opts));
 }

@@ -7,6 +7,7 @@ export interface SendFlags {
   timeout?: string;
   strict?: boolean;
   json?: boolean;
+  quiet?: boolean;
 }
 
 export function defineSendCommand(program: Command, ctx: Ctx): void {
@@ -18,5 +19,6 @@ export function defineSendCommand(program: Command, ctx: Ctx): void {
     .option('--timeout <seconds>', 'with --wait: how long to wait (default 60)')
     .option('--strict', 'with --wait: also exit 3 when DetalleMensaje lists errors under "aceptado"')
     .option('--json', 'print as JSON')
+    .option('-q, --quiet', 'print the clave alone (with --wait the verdict is the exit code): CLAVE=$(fecr send doc.json --wait --quiet)')
     .action(async (body: string, opts: SendFlags) => (await import('./run.js')).run(ctx, body, opts));
 }

@@ -10,6 +10,7 @@ import type { SendFlags } from './index.js';
 
 export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void> {
   if (!opts.wait && (opts.timeout !== undefined || opts.strict)) throw new UsageError(`${opts.strict ? '--strict' : '--timeout'} needs --wait`);
+  if (opts.quiet && opts.json) throw new UsageError('--quiet prints the clave alone: it cannot be combined with --json');
   const timeout = timeoutMs(opts.timeout);
   const body = await readJson(ctx.io, file);
   let mode: 'local' | 'remote' = 'local';
@@ -23,6 +24,7 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
     }
     // The clave first, so it is known even if the wait is interrupted.
     if (!opts.json) writeLine(ctx.io.stdout, clave);
+    if (opts.quiet) return b.waitForVerdict(clave, { timeoutMs: timeout });
     const spinner = startSpinner(ctx, `waiting for Hacienda's verdict on ${clave}`);
     try {
       return await b.waitForVerdict(clave, { timeoutMs: timeout, onProgress: (s) => spinner.text(`waiting for Hacienda's verdict: ${s.estado}`) });
@@ -30,7 +32,7 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
       spinner.stop();
     }
   });
-  if (final) await report(ctx, final, { json: opts.json, strict: opts.strict, mode });
+  if (final) await report(ctx, final, { json: opts.json, strict: opts.strict, mode, ...(opts.quiet ? { table: () => {} } : {}) });
 }
 
 /** Prints a verdict (or the state reached) and ends with its exit code (--strict: errors under aceptado → 3). */

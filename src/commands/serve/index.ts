@@ -24,7 +24,9 @@ export interface ServeFlags {
 export function defineServeCommand(program: Command, ctx: Ctx): void {
   program
     .command('serve')
-    .description('run the service: auth server, client API, worker (and the Hacienda emulator with --env local); prints one JSON line when ready')
+    .description(
+      'run the service: auth server, client API, worker (and the Hacienda emulator with --env local); prints one JSON line when ready, and on stderr the fecr config set command for a remote profile',
+    )
     .option('--data-dir <dir>', 'data dir (default FECR_DATA_DIR or the platform data dir)')
     .option('--database <url>', 'postgres://… to share one PostgreSQL among many fecr processes (default FECR_DATABASE_URL, else SQLite in the data dir)')
     .option('--role <roles>', 'what this process runs: all, or a comma-separated list of auth, api, worker', 'all')

@@ -3,6 +3,7 @@ import { waitForStopSignal } from '../../cli/signals.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
 import type { ServeFlags } from './index.js';
+import type { Store } from '../../store/index.js';
 
 function port(flag: string, v: string): number {
   const n = Number(v);
@@ -79,8 +80,37 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
       store: svc.opened.ctx.store.dialect,
     }),
   );
+  // The JSON line above is for scripts; this one is for the person who started it.
+  if (svc.authUrl && svc.baseUrl) writeLine(ctx.io.stderr, await profileHint(svc.opened.ctx.store.db, svc.authUrl, svc.baseUrl));
   await waitForStopSignal();
 
   await svc.close();
   process.off('unhandledRejection', onRejection);
+}
+
+/**
+ * The command that points a remote profile at this service, ready to paste: `base=` is the account when the data
+ * has exactly one enabled account, else a placeholder (and what to do about it).
+ */
+export async function profileHint(db: Store['db'], authUrl: string, baseUrl: string): Promise<string> {
+  let bases: string[] = [];
+  try {
+    const rows = await db.selectFrom('accounts').select(['base']).where('disabled', '=', 0).orderBy('base').limit(6).execute();
+    bases = rows.map((r) => String(r.base));
+  } catch {
+    // An auth or api node whose store cannot list accounts right now: the placeholder will do.
+  }
+  const base = bases.length === 1 ? bases[0]! : 'ACCOUNT';
+  const note =
+    bases.length === 0
+      ? ' (no account yet: fecr accounts create ACCOUNT --password-stdin, on this data)'
+      : bases.length > 1
+        ? ` (ACCOUNT: one of ${bases.slice(0, 5).join(', ')}${bases.length > 5 ? ', …' : ''})`
+        : '';
+  const quote = (v: string) => (/^[\w@%+=:,./-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
+  return (
+    `ready. A remote profile for this service${note}, then log in:\n` +
+    `  fecr config set mode=remote authUrl=${quote(authUrl)} baseUrl=${quote(baseUrl)} base=${quote(base)} --profile hosted\n` +
+    `  fecr login --profile hosted`
+  );
 }

@@ -1,0 +1,42 @@
+// What `npm pack` ships (issue 13): the bin and what it loads, the docs the CLI's messages cite (docs/batch-csv.md),
+// the fixtures `fecr demo` and `fecr init` read, and the MIT LICENSE package.json names. Lifecycle scripts are
+// skipped: the listing needs no build.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = new URL('..', import.meta.url).pathname;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? sourceFiles(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+describe('the npm package', () => {
+  it('ships the bin, the docs the CLI cites, the fixtures, README and LICENSE', () => {
+    const r = spawnSync('npm', ['pack', '--dry-run', '--ignore-scripts', '--json'], { cwd: root, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const files = new Set((JSON.parse(r.stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path));
+    for (const f of ['bin/fecr.js', 'bin/package.json', 'README.md', 'LICENSE', 'docs/batch-csv.md', 'fixtures/documents/01-fe-servicios-13.json', 'fixtures/batch/example.csv']) {
+      expect(files.has(f), f).toBe(true);
+    }
+    // Every docs/… file a message or comment of the sources points at is in the package.
+    const cited = new Set(sourceFiles(join(root, 'src')).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/docs\/[a-z0-9-]+\.md/g)].map((m) => m[0])));
+    expect(cited.size).toBeGreaterThan(0);
+    for (const doc of cited) expect(files.has(doc), doc).toBe(true);
+    // Nothing of a local run.
+    expect([...files].filter((f) => /\.(results\.jsonl|journal)$|^fecr-demo\/|master\.key$/.test(f))).toEqual([]);
+  });
+
+  it('LICENSE is the MIT license package.json names, for the fecr authors', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { license: string; bin: Record<string, string> };
+    expect(pkg.license).toBe('MIT');
+    expect(pkg.bin).toEqual({ fecr: 'bin/fecr.js' });
+    const license = readFileSync(join(root, 'LICENSE'), 'utf8');
+    expect(license).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} the fecr authors\n/);
+    expect(license).toContain('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND');
+  });
+});
