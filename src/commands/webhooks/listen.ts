@@ -196,8 +196,14 @@ export async function listen(ctx: Ctx, f: ListenFlags): Promise<void> {
   } finally {
     try {
       if (pointed && backend && previous !== undefined) {
-        await backend.setWebhookUrl(previous);
-        info(ctx, `webhook URL put back: ${previous ?? '(none)'}`);
+        try {
+          await backend.setWebhookUrl(previous);
+          info(ctx, `webhook URL put back: ${previous ?? '(none)'}`);
+        } catch (e) {
+          // The service may be gone before the listener (stopped first, or unreachable): say what is left to do.
+          if (!(e instanceof BackendError)) throw e;
+          info(ctx, `warning: the account's webhook URL still points here: putting back ${previous ?? '(none)'} failed (${e.message})`);
+        }
       }
     } finally {
       const srv = server;
