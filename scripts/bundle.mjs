@@ -8,11 +8,12 @@
  *    so exactly one copy of each is ever loaded (kysely compares its classes with instanceof). kysely alone is
  *    262 files. Without this step dist/vendor holds tsc's re-exports, which work the same, only slower.
  * 2. The CLI shell: dist/cli/program.js, the command definitions (dist/commands/<noun>/index.js), the CLI's
- *    errors and IO helpers and commander become one CommonJS file, dist/cli/shell.cjs, which bin/fecr.js (also
- *    CommonJS) requires: `fecr --help` loads two files and never starts Node's ES module loader. Each command's
- *    code is loaded by the action that runs it, with import() and a path relative to the shell. The shell has
- *    its own copy of errors.js, so program.ts recognises the error classes of both copies; the one module with
- *    state shared with the commands (client/select.js) is never part of the shell.
+ *    errors and IO helpers, the help's examples (cli/examples.js) and commander become one CommonJS file,
+ *    dist/cli/shell.cjs, which bin/fecr.js (also CommonJS) requires: `fecr --help` loads two files and never
+ *    starts Node's ES module loader. Each command's code is loaded by the action that runs it, with import()
+ *    and a path relative to the shell. The shell has its own copy of errors.js, so program.ts recognises the
+ *    error classes of both copies; the one module with state shared with the commands (client/select.js) is
+ *    never part of the shell.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -50,7 +51,7 @@ async function shell() {
   const inShell = (file) =>
     file === entry ||
     /[\\/]dist[\\/]commands[\\/][^\\/]+[\\/]index\.js$/.test(file) ||
-    /[\\/]dist[\\/]cli[\\/](errors|io)\.js$/.test(file) ||
+    /[\\/]dist[\\/]cli[\\/](errors|io|examples)\.js$/.test(file) ||
     /[\\/]node_modules[\\/]commander[\\/]/.test(file);
   await esbuild.build({
     ...common,

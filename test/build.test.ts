@@ -38,6 +38,12 @@ describe('the CLI shell bundle', () => {
     const sub = fecr(['emisor', 'show', '--help']);
     expect(sub.status).toBe(0);
     expect(sub.stdout).toMatch(/Usage: fecr emisor show/);
+    // The examples of every help are part of the shell (src/cli/examples.ts), and so is the tree `completion` walks.
+    expect(sub.stdout).toMatch(/\nExamples:\n {2}fecr emisor show /);
+    const completion = fecr(['completion', 'bash']);
+    expect(completion.status, completion.stderr).toBe(0);
+    expect(completion.stdout).toContain('complete -o default -F _fecr fecr');
+    for (const top of new Set(expected.map((n) => n.split(' ')[0]!))) expect(completion.stdout).toMatch(new RegExp(`'fecr'\\) echo '[^']*\\b${top}\\b`));
     const bad = fecr(['config', 'get', 'nonsense']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/unknown key "nonsense"/);

@@ -230,7 +230,7 @@ describe.skipIf(!hasScript)('a pty with a width', () => {
     const batch = await underPty(h, sized(['batch', 'docs.csv', '--wait']));
     expectFinished(batch);
     expectPlainLines(batch);
-    expect(batch.out).toMatch(/^5 done · 5 sent · 0 failed · \d+\/s\r$/m);
+    expect(batch.out).toMatch(/^5\/5 done · 5 sent · 0 failed · \d+\/s\r$/m);
   }, 60_000);
 
   it('CI=false is not CI: the progress line is redrawn', async () => {

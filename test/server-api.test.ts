@@ -344,6 +344,28 @@ describe('Hacienda lookups (emulator)', () => {
     expect([r.status, r.body]).toEqual([404, { error: 'not_found', message: 'Identificación no encontrada' }]);
   });
 
+  it('fecr extensions, only when asked: the taxpayer\'s régimen, situación and actividades (detalle), each CABYS code\'s IVA rate (impuesto)', async () => {
+    let r = await post('/api/hacienda/identificacion', { identificacion: '3101123456', detalle: true });
+    expect(r.status).toBe(200);
+    expect(r.body.data).toEqual({
+      nombre: 'SOFTWARE TICO SOCIEDAD ANONIMA',
+      tipoIdentificacion: '02',
+      identificacion: '3101123456',
+      regimen: { codigo: 1, descripcion: 'Régimen general' },
+      situacion: { estado: 'Inscrito', moroso: 'NO', omiso: 'NO', administracionTributaria: 'San José Oeste' },
+      actividades: [{ codigo: '6201.0', descripcion: 'Actividades de programación informática' }],
+    });
+    r = await post('/api/hacienda/identificacion', { identificacion: '3101123456', detalle: 'yes' });
+    expect(r.status).toBe(400);
+    r = await post('/api/hacienda/cabys', { name: 'cafe', impuesto: true });
+    expect(r.status).toBe(200);
+    expect(r.body.data.length).toBeGreaterThan(0);
+    for (const c of r.body.data) {
+      expect(Object.keys(c).sort()).toEqual(['codigo', 'descripcion', 'impuesto']);
+      expect([0, 1, 2, 4, 13]).toContain(c.impuesto);
+    }
+  });
+
   it('exoneracion AL-00020402-24 → vigente 13; unknown → 404 "Documento de exoneración no encontrado"', async () => {
     let r = await post('/api/hacienda/exoneracion', { exoneracion: 'AL-00020402-24' });
     expect(r.status).toBe(200);

@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { defineAccountCommands } from '../commands/accounts/index.js';
 import { defineBatchCommand } from '../commands/batch/index.js';
 import { defineCertsCommands } from '../commands/certs/index.js';
+import { defineCompletionCommand } from '../commands/completion/index.js';
 import { defineDemoCommand } from '../commands/demo/index.js';
 import { defineDocumentCommands } from '../commands/document/index.js';
 import { defineHaciendaCommands } from '../commands/hacienda/index.js';
@@ -24,6 +25,7 @@ import { defineSendCommand } from '../commands/send/index.js';
 import { defineStatusCommand } from '../commands/status/index.js';
 import type { Ctx } from './context.js';
 import { EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
+import { examplesHelp } from './examples.js';
 import { processIO, writeLine, type IO } from './io.js';
 
 const requireHere = createRequire(import.meta.url);
@@ -93,6 +95,7 @@ export function buildProgram(ctx: Ctx): Command {
   defineDownloadCommand(program, ctx);
   defineDocumentsCommands(program, ctx);
   defineLookupCommands(program, ctx);
+  defineCompletionCommand(program, ctx);
   program.helpCommand(false);
   program
     .command('help [command...]')
@@ -107,12 +110,25 @@ export function buildProgram(ctx: Ctx): Command {
       }
       target.outputHelp();
     });
-  for (const cmd of [program, ...allCommands(program)]) cmd.exitOverride().configureOutput(program.configureOutput());
+  for (const cmd of [program, ...allCommands(program)]) {
+    cmd.exitOverride().configureOutput(program.configureOutput());
+    // Every command's help ends with its examples (src/cli/examples.ts; test/cli-help.test.ts checks them all),
+    // formatted only when a help is shown.
+    const path = commandPath(cmd);
+    cmd.addHelpText('after', () => examplesHelp(path) ?? '');
+  }
   return program;
 }
 
 function allCommands(cmd: Command): Command[] {
   return cmd.commands.flatMap((c) => [c, ...allCommands(c)]);
+}
+
+/** "emisor register" for `fecr emisor register`, "" for fecr itself. */
+function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
 }
 
 async function report(ctx: Ctx, e: unknown): Promise<number> {

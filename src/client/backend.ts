@@ -70,6 +70,8 @@ export interface IssuerDetails {
 export interface CabysEntry {
   codigo: string;
   descripcion: string;
+  /** Only when asked for (`impuesto`): the code's IVA rate, an integer percent (13, 4, 2, 1 or 0). */
+  impuesto?: number;
 }
 
 export interface TaxpayerSummary {
@@ -78,6 +80,10 @@ export interface TaxpayerSummary {
   identificacion: string;
   /** Only when asked for: active economic activities (codigo as Hacienda lists it, e.g. "6201.0"). */
   actividades?: { codigo: string; descripcion: string }[];
+  /** Only when asked for (`detalle`, which brings `actividades` too): the taxpayer's tax régimen… */
+  regimen?: { codigo: number; descripcion: string };
+  /** …and standing in Hacienda's registry (estado "Inscrito", …; moroso and omiso "SI" or "NO"). */
+  situacion?: { estado: string; moroso: string; omiso: string; administracionTributaria: string };
 }
 
 export interface ExoneracionSummary {
@@ -122,9 +128,13 @@ export interface Backend {
   waitForVerdict(clave: string, opts: { timeoutMs: number; onProgress?: (s: DocumentStatus) => void }): Promise<DocumentStatus>;
   file(clave: string, type: FileType): Promise<Buffer | null>;
   listDocuments(query: DocumentQuery): Promise<DocumentStatus[]>;
-  cabys(text: string): Promise<CabysEntry[]>;
-  /** With `actividades`, also the taxpayer's active economic activities (a service that ignores it leaves them out). */
-  taxpayer(identificacion: string, opts?: { actividades?: boolean }): Promise<TaxpayerSummary | null>;
+  /** With `impuesto`, also each code's IVA rate (a service that ignores it leaves it out). */
+  cabys(text: string, opts?: { impuesto?: boolean }): Promise<CabysEntry[]>;
+  /**
+   * With `actividades`, also the taxpayer's active economic activities; with `detalle`, those and its régimen and
+   * situación (a service that ignores them leaves them out).
+   */
+  taxpayer(identificacion: string, opts?: { actividades?: boolean; detalle?: boolean }): Promise<TaxpayerSummary | null>;
   exoneracion(numero: string): Promise<ExoneracionSummary | null>;
   /** The account's webhook URL (null: none). */
   webhookUrl(): Promise<string | null>;

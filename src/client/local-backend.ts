@@ -250,12 +250,12 @@ class LocalBackend implements Backend {
 
   // --- lookups -------------------------------------------------------------------------------------
 
-  async cabys(text: string): Promise<CabysEntry[]> {
+  async cabys(text: string, opts: { impuesto?: boolean } = {}): Promise<CabysEntry[]> {
     const [{ searchCabys }] = await Promise.all([import('../service/lookups.js'), this.startHacienda()]);
-    return mapped(() => searchCabys(this.svc, text));
+    return mapped(() => searchCabys(this.svc, text, opts));
   }
 
-  async taxpayer(identificacion: string, opts: { actividades?: boolean } = {}): Promise<TaxpayerSummary | null> {
+  async taxpayer(identificacion: string, opts: { actividades?: boolean; detalle?: boolean } = {}): Promise<TaxpayerSummary | null> {
     const [{ lookupTaxpayer }] = await Promise.all([import('../service/lookups.js'), this.startHacienda()]);
     return mapped(() => lookupTaxpayer(this.svc, identificacion, opts));
   }

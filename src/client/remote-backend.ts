@@ -225,13 +225,17 @@ export class RemoteBackend implements Backend {
     return r.data;
   }
 
-  async cabys(text: string): Promise<CabysEntry[]> {
-    const r = await this.call<{ data: CabysEntry[] }>('/api/hacienda/cabys', { name: text });
+  async cabys(text: string, opts: { impuesto?: boolean } = {}): Promise<CabysEntry[]> {
+    const r = await this.call<{ data: CabysEntry[] }>('/api/hacienda/cabys', { name: text, ...(opts.impuesto ? { impuesto: true } : {}) });
     return r.data;
   }
 
-  async taxpayer(identificacion: string, opts: { actividades?: boolean } = {}): Promise<TaxpayerSummary | null> {
-    const r = await this.call<{ data: TaxpayerSummary }>('/api/hacienda/identificacion', { identificacion, ...(opts.actividades ? { actividades: true } : {}) }, true);
+  async taxpayer(identificacion: string, opts: { actividades?: boolean; detalle?: boolean } = {}): Promise<TaxpayerSummary | null> {
+    const r = await this.call<{ data: TaxpayerSummary }>(
+      '/api/hacienda/identificacion',
+      { identificacion, ...(opts.actividades ? { actividades: true } : {}), ...(opts.detalle ? { detalle: true } : {}) },
+      true,
+    );
     return r?.data ?? null;
   }
 

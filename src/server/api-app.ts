@@ -122,7 +122,7 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   app.post('/api/hacienda/cabys', async (req) => {
     const body = valid(CabysBody, req.body);
     account(req);
-    const data = await run(() => searchCabys(ctx, body.name));
+    const data = await run(() => searchCabys(ctx, body.name, { impuesto: body.impuesto === true }));
     return { status: 'success', data };
   });
 
@@ -136,7 +136,7 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   app.post('/api/hacienda/identificacion', async (req) => {
     const body = valid(TaxpayerBody, req.body);
     account(req);
-    const data = await run(() => lookupTaxpayer(ctx, body.identificacion, { actividades: body.actividades === true }));
+    const data = await run(() => lookupTaxpayer(ctx, body.identificacion, { actividades: body.actividades === true, detalle: body.detalle === true }));
     if (!data) throw notFound(MESSAGES.identificationNotFound);
     return { status: 'success', data };
   });

@@ -26,6 +26,7 @@ export const ExoneracionBody = strictObject({
 /** `/api/hacienda/cabys` */
 export const CabysBody = strictObject({
   name: z.string(required('a string')).trim().min(1, 'is required').describe('Search term'),
+  impuesto: z.boolean('must be a boolean').optional().describe("fecr extension: also return each code's IVA rate"),
 });
 
 /** `/api/consultar/archivo` */
@@ -45,6 +46,7 @@ export const TaxpayerBody = strictObject({
     .transform(String)
     .describe('Identification number, digits only'),
   actividades: z.boolean('must be a boolean').optional().describe('fecr extension: also return the active economic activities'),
+  detalle: z.boolean('must be a boolean').optional().describe('fecr extension: also return the régimen, the situación and the active economic activities'),
 });
 
 // --- Responses ----------------------------------------------------------------------------------------
@@ -79,7 +81,15 @@ export const ExoneracionSchema = z.object({
   fechaVencimiento: z.string().describe('ISO 8601 date-time'),
 });
 
-export const CabysEntrySchema = z.object({ codigo: z.string(), descripcion: z.string() });
+export const CabysEntrySchema = z.object({
+  codigo: z.string(),
+  descripcion: z.string(),
+  impuesto: z
+    .number()
+    .int()
+    .optional()
+    .describe('fecr extension, only when the request asks for it: the IVA rate of the code, an integer percent (13, 4, 2, 1 or 0)'),
+});
 
 export const TaxpayerSchema = z.object({
   nombre: z.string(),
@@ -89,6 +99,14 @@ export const TaxpayerSchema = z.object({
     .array(z.object({ codigo: z.string(), descripcion: z.string() }))
     .optional()
     .describe('fecr extension, only when the request asks for it: active economic activities (codigo as Hacienda lists it, e.g. 6201.0)'),
+  regimen: z
+    .object({ codigo: z.number().int(), descripcion: z.string() })
+    .optional()
+    .describe('fecr extension, only with detalle: the tax régimen, as Hacienda names it (1 Régimen general, …)'),
+  situacion: z
+    .object({ estado: z.string(), moroso: z.string(), omiso: z.string(), administracionTributaria: z.string() })
+    .optional()
+    .describe('fecr extension, only with detalle: standing in the registry (estado "Inscrito", …; moroso and omiso "SI" or "NO")'),
 });
 
 export const StoredFileSchema = z.object({

@@ -19,6 +19,8 @@ export interface ExoneracionLookup {
 export interface CabysEntry {
   codigo: string;
   descripcion: string;
+  /** Only when asked for (`impuesto: true`): the code's IVA rate, an integer percent (13, 4, 2, 1, 0). */
+  impuesto?: number;
 }
 
 /** The spec's "Taxpayer". */
@@ -28,6 +30,10 @@ export interface TaxpayerLookup {
   identificacion: string;
   /** Only when asked for (`actividades: true`): the taxpayer's active economic activities, as Hacienda lists them. */
   actividades?: { codigo: string; descripcion: string }[];
+  /** Only when asked for (`detalle: true`, which brings `actividades` too): the régimen, as Hacienda names it… */
+  regimen?: { codigo: number; descripcion: string };
+  /** …and the taxpayer's standing (estado "Inscrito", …; moroso and omiso "SI" or "NO"). */
+  situacion?: { estado: string; moroso: string; omiso: string; administracionTributaria: string };
 }
 
 const clients = new WeakMap<ServiceContext, PublicQueryClient>();
@@ -64,25 +70,38 @@ export async function lookupExoneracion(ctx: ServiceContext, numeroDocumento: st
   };
 }
 
-/** CABYS codes whose description matches a search term (Hacienda's ranking, at most `top`, default 10). */
-export async function searchCabys(ctx: ServiceContext, name: string, opts: { top?: number } = {}): Promise<CabysEntry[]> {
+/**
+ * CABYS codes whose description matches a search term (Hacienda's ranking, at most `top`, default 10); with
+ * `impuesto`, each with its IVA rate.
+ */
+export async function searchCabys(ctx: ServiceContext, name: string, opts: { top?: number; impuesto?: boolean } = {}): Promise<CabysEntry[]> {
   const q = name.trim();
   if (q === '') return [];
   const r = await query(ctx, (c) => c.searchCabys(q, opts.top !== undefined ? { top: opts.top } : {}));
-  return (r?.cabys ?? []).map((c) => ({ codigo: c.codigo, descripcion: c.descripcion }));
+  return (r?.cabys ?? []).map((c) => (opts.impuesto ? { codigo: c.codigo, descripcion: c.descripcion, impuesto: c.impuesto } : { codigo: c.codigo, descripcion: c.descripcion }));
 }
 
 /**
  * Taxpayer by identification; null when not registered. Dashes, spaces and leading zeros are ignored. With
- * `actividades`, also its active economic activities (what `fecr emisor register` offers as codigoActividad).
+ * `actividades`, also its active economic activities (what `fecr emisor register` offers as codigoActividad); with
+ * `detalle` (`fecr contribuyente`), those and its régimen and situación.
  */
-export async function lookupTaxpayer(ctx: ServiceContext, identificacion: string | number, opts: { actividades?: boolean } = {}): Promise<TaxpayerLookup | null> {
+export async function lookupTaxpayer(
+  ctx: ServiceContext,
+  identificacion: string | number,
+  opts: { actividades?: boolean; detalle?: boolean } = {},
+): Promise<TaxpayerLookup | null> {
   const id = String(identificacion).replace(/[\s-]/g, '').replace(/^0+(?=\d)/, '');
   if (!/^\d+$/.test(id)) return null;
   const t = await query(ctx, (c) => c.getTaxpayer(id));
   if (!t) return null;
   const found: TaxpayerLookup = { nombre: t.nombre, tipoIdentificacion: t.tipoIdentificacion, identificacion: id };
-  if (opts.actividades) found.actividades = t.actividades.filter((a) => a.estado === 'A').map((a) => ({ codigo: a.codigo, descripcion: a.descripcion }));
+  if (opts.detalle) {
+    found.regimen = { codigo: t.regimen.codigo, descripcion: t.regimen.descripcion };
+    const s = t.situacion;
+    found.situacion = { estado: s.estado, moroso: s.moroso, omiso: s.omiso, administracionTributaria: s.administracionTributaria };
+  }
+  if (opts.actividades || opts.detalle) found.actividades = t.actividades.filter((a) => a.estado === 'A').map((a) => ({ codigo: a.codigo, descripcion: a.descripcion }));
   return found;
 }
 

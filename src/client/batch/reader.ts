@@ -38,6 +38,34 @@ export function readBatch(file: string, format: BatchFormat): AsyncGenerator<Bat
   return readCsv(file);
 }
 
+/**
+ * How many items (documents, and malformed lines, elements or rows) readBatch will yield for `file`, counted by a
+ * pass that neither parses the JSON bodies nor builds the CSV documents; undefined when the file cannot be read as
+ * a batch (readBatch then says why). For the progress line's total: a document costs a signature and a request,
+ * counting it a few microseconds.
+ */
+export async function countBatch(file: string, format: BatchFormat): Promise<number | undefined> {
+  let n = 0;
+  try {
+    if (format === 'jsonl') {
+      for await (const _ of jsonlLines(file)) n++;
+    } else if (format === 'json') {
+      const { splitJsonArray } = await import('./json-array.js');
+      const input = createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 });
+      try {
+        for await (const _ of splitJsonArray(input)) n++;
+      } finally {
+        input.destroy();
+      }
+    } else {
+      for await (const _ of readCsv(file, false)) n++;
+    }
+  } catch {
+    return undefined;
+  }
+  return n;
+}
+
 function numeroOf(body: unknown): string | number | undefined {
   const n = (body as { numeroReferencia?: unknown } | null)?.numeroReferencia;
   return typeof n === 'string' || typeof n === 'number' ? n : undefined;
@@ -58,6 +86,11 @@ function itemOfJson(row: number, text: string, where: string): BatchItem {
 }
 
 async function* readJsonl(file: string): AsyncGenerator<BatchItem> {
+  for await (const { line, text } of jsonlLines(file)) yield itemOfJson(line, text, `line ${line}`);
+}
+
+/** The non-blank lines of a JSONL file, trimmed (a BOM removed), with their line numbers. */
+async function* jsonlLines(file: string): AsyncGenerator<{ line: number; text: string }> {
   const input = createReadStream(file, { encoding: 'utf8' });
   const lines = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
@@ -66,7 +99,7 @@ async function* readJsonl(file: string): AsyncGenerator<BatchItem> {
       line++;
       const t = line === 1 ? text.replace(/^\uFEFF/, '').trim() : text.trim();
       if (t === '') continue;
-      yield itemOfJson(line, t, `line ${line}`);
+      yield { line, text: t };
     }
   } finally {
     lines.close();
@@ -90,7 +123,8 @@ async function* readJsonArray(file: string): AsyncGenerator<BatchItem> {
   }
 }
 
-async function* readCsv(file: string): AsyncGenerator<BatchItem> {
+/** `build` false: the same items, without their bodies (countBatch). */
+async function* readCsv(file: string, build = true): AsyncGenerator<BatchItem> {
   const [{ parse }, csv] = await Promise.all([import('csv-parse'), import('./csv.js')]);
   const skipped: Array<{ line: number; message: string }> = [];
   const parser = parse({
@@ -121,6 +155,7 @@ async function* readCsv(file: string): AsyncGenerator<BatchItem> {
     const first = rows[0]!;
     const numero = (first.cells.numeroReferencia ?? '').trim();
     const base: BatchItem = { row: first.line, rowLines, ...(numero ? { numeroReferencia: /^\d{1,15}$/.test(numero) ? Number(numero) : numero } : {}) };
+    if (!build) return base;
     const built = csv.documentFromRows(rows);
     return 'errors' in built ? { ...base, errors: built.errors } : { ...base, body: built.body };
   };

@@ -27,7 +27,10 @@ export function defineBatchCommand(program: Command, ctx: Ctx): void {
     .addHelpText(
       'after',
       '\nEach document gets one result line {row, numeroReferencia, clave?, state, errors?}; state is enviado, invalido or\n' +
-        'error (--dry-run: valido or invalido). Exit 1 if any document failed, 130 after Ctrl-C (run again with --resume).',
+        'error (--dry-run: valido or invalido). Exit 1 if any document failed, 130 after Ctrl-C (run again with --resume).\n' +
+        'On a terminal, progress on stderr: documents done of the total ("?" until the file is counted), rate and ETA.\n' +
+        'The summary lists the failed rows (invalid, error, and with --wait rechazado), each with its first finding; at\n' +
+        'most 20, all of them in the results file (--json: "failed").',
     )
     .action(async (file: string, opts: BatchFlags) => (await import('./run.js')).run(ctx, file, opts));
 }

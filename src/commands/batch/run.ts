@@ -22,7 +22,7 @@ const BATCH_HEAP_GROWING_PERCENT = 50;
 
 export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<void> {
   setFlagsFromString(`--heap-growing-percent=${BATCH_HEAP_GROWING_PERCENT}`);
-  const { formatOf, readBatch, ReaderError } = await import('../../client/batch/reader.js');
+  const { countBatch, formatOf, readBatch, ReaderError } = await import('../../client/batch/reader.js');
   const format = formatOf(file);
   if (!format) throw new UsageError(`${file}: the batch file must end in .csv, .json or .jsonl`);
   const concurrency = intFlag('--concurrency', opts.concurrency, 8, 1, 256);
@@ -38,8 +38,14 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
   const out = createWriteStream(outPath, { flags: 'w' });
   const outError = new Promise<never>((_, reject) => out.on('error', (e) => reject(new UserError(`${opts.out ?? outPath}: cannot write (${(e as NodeJS.ErrnoException).code ?? e.message})`))));
   outError.catch(() => undefined);
-  const onResult = (r: BatchResult) => out.write(JSON.stringify(r) + '\n');
+  const failed = new FailedRows();
+  const onResult = (r: BatchResult) => {
+    failed.add(r);
+    out.write(JSON.stringify(r) + '\n');
+  };
   const progress = progressLine(ctx);
+  // The total of the progress line: a cheap count of the file's documents beside the batch ("n/?" until it is known).
+  if (progress.active) void countBatch(input, format).then((n) => n !== undefined && progress.setTotal(n));
 
   let stopper: (() => void) | undefined;
   let interrupted = false;
@@ -87,6 +93,8 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
         }
       }, { bulk: true });
     }
+    // Every item was read: the total is what was read, whatever the count said.
+    if (!interrupted && !summary.interrupted) progress.setTotal(summary.total);
   } catch (e) {
     if (e instanceof ReaderError) throw new UserError(`${file}: ${e.message}`);
     throw e;
@@ -97,7 +105,7 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
   }
   if (interrupted) summary.interrupted = true;
 
-  printSummary(ctx, summary, opts, opts.out ?? outPath);
+  printSummary(ctx, summary, opts, opts.out ?? outPath, failed);
   if (fatal) throw new UserError((fatal as Error).message, EXIT.auth);
   if (summary.interrupted) {
     info(ctx, `interrupted: ${summary.total} document${summary.total === 1 ? '' : 's'} processed; run the same command with --resume to continue`);
@@ -115,9 +123,9 @@ function intFlag(flag: string, value: string | undefined, dflt: number, min: num
   return n;
 }
 
-function printSummary(ctx: Ctx, s: BatchSummary, opts: BatchFlags, out: string): void {
+function printSummary(ctx: Ctx, s: BatchSummary, opts: BatchFlags, out: string, failed: FailedRows): void {
   if (opts.json) {
-    printJson(ctx, { ...s, results: out });
+    printJson(ctx, { ...s, results: out, failed: failed.first });
     return;
   }
   const header = opts.dryRun ? ['total', 'valid', 'invalid', 'errors'] : ['total', 'sent', 'invalid', 'errors'];
@@ -131,7 +139,59 @@ function printSummary(ctx: Ctx, s: BatchSummary, opts: BatchFlags, out: string):
     row.push(String(s.aceptado ?? 0), String(s.rechazado ?? 0), String(s.pending ?? 0));
   }
   writeLine(ctx.io.stdout, renderTable(ctx, header, [row]));
+  if (failed.count > 0) {
+    info(ctx, `failed: ${failed.count} of ${s.total} document${s.total === 1 ? '' : 's'}`);
+    for (const f of failed.first) info(ctx, `  row ${f.row}${f.numeroReferencia !== undefined ? ` (numeroReferencia ${f.numeroReferencia})` : ''}: ${f.error}`);
+    if (failed.count > failed.first.length) info(ctx, `  … and ${failed.count - failed.first.length} more in ${out}`);
+  }
   info(ctx, `results: ${out}`);
+}
+
+/** A failed document as the summary lists it: its row and its first finding (or Hacienda's verdict). */
+export interface FailedRow {
+  row: number;
+  numeroReferencia?: string | number;
+  state: BatchResult['state'];
+  estado?: BatchResult['estado'];
+  clave?: string;
+  error: string;
+}
+
+/** How many failed rows the summary lists (all of them are in the results file). */
+const FAILED_LISTED = 20;
+
+/**
+ * The failed documents of a batch: invalid, error, and (with --wait) rejected by Hacienda. Keeps the count and
+ * the FAILED_LISTED lowest rows (results arrive in completion order, not in row order).
+ */
+class FailedRows {
+  count = 0;
+  first: FailedRow[] = [];
+
+  add(r: BatchResult): void {
+    const f = failedRow(r);
+    if (!f) return;
+    this.count++;
+    this.first.push(f);
+    if (this.first.length > FAILED_LISTED) {
+      this.first.sort((a, b) => a.row - b.row);
+      this.first.pop();
+    }
+  }
+}
+
+function failedRow(r: BatchResult): FailedRow | undefined {
+  const base = { row: r.row, ...(r.numeroReferencia !== undefined ? { numeroReferencia: r.numeroReferencia } : {}), state: r.state };
+  if (r.state === 'invalido' || r.state === 'error') {
+    // The first finding that names a field; a headline without a path ("Campos requeridos faltantes") only when alone.
+    const first = r.errors?.find((e) => e.path !== '') ?? r.errors?.[0];
+    return { ...base, error: first ? (first.path ? `${first.path}: ${first.message}` : first.message) : r.state };
+  }
+  if (r.state === 'enviado' && (r.estado === 'rechazado' || r.estado === 'error')) {
+    const verdict = r.estado === 'rechazado' ? 'rechazado by Hacienda' : 'Hacienda answered "error"';
+    return { ...base, estado: r.estado, ...(r.clave ? { clave: r.clave } : {}), error: `${verdict} (clave ${r.clave ?? '?'})` };
+  }
+  return undefined;
 }
 
 /** In "lines" style, one progress line every 5 s at most (and the last one at the end). */
@@ -141,23 +201,33 @@ const PROGRESS_LINE_GAP_MS = 5000;
  * Progress on stderr, as progressStyle (src/cli/output.ts) decides: "redraw", one line rewritten in place at most
  * 10 times a second (cut to the terminal's known width, so a narrow terminal does not wrap it); "lines", a plain
  * line every 5 s at most and the last figures at the end (a terminal that must not be redrawn: 0 columns, CI,
- * TERM=dumb); "none", nothing (stderr not a terminal).
+ * TERM=dumb); "none", nothing (stderr not a terminal). The line: `done/total done · sent · failed · rate/s · ETA`;
+ * the total is "?" until setTotal (the batch counts its file beside the run), and the ETA is shown once the total
+ * and a rate are known.
  */
-function progressLine(ctx: Ctx): { update: (s: BatchSummary) => void; done: () => void } {
+export function progressLine(
+  ctx: Ctx,
+  opts: { now?: () => number } = {},
+): { update: (s: BatchSummary) => void; setTotal: (n: number) => void; done: () => void; active: boolean } {
   const style = progressStyle(ctx, 'stderr');
-  if (style === 'none') return { update: () => undefined, done: () => undefined };
+  if (style === 'none') return { update: () => undefined, setTotal: () => undefined, done: () => undefined, active: false };
+  const now = opts.now ?? Date.now;
   const stderr = ctx.io.stderr;
-  const started = Date.now();
+  const started = now();
   const gap = style === 'redraw' ? 100 : PROGRESS_LINE_GAP_MS;
-  let last = 0;
+  let last = -Infinity;
   let shown = false;
+  let total: number | undefined;
   /** Documents done at the last draw (the runner passes the same summary object, updated in place). */
   let drawn = -1;
   const count = (s: BatchSummary) => s.sent + s.invalid + s.errors;
   const figures = (s: BatchSummary) => {
-    const secs = (Date.now() - started) / 1000;
+    const secs = (now() - started) / 1000;
     const done = count(s);
-    return `${done} done · ${s.sent} sent · ${s.invalid + s.errors} failed · ${secs > 0 ? Math.round(done / secs) : 0}/s`;
+    const rate = secs > 0 ? done / secs : 0;
+    const parts = [`${done}/${total ?? '?'} done`, `${s.sent} sent`, `${s.invalid + s.errors} failed`, `${Math.round(rate)}/s`];
+    if (total !== undefined && done < total && rate > 0) parts.push(`ETA ${duration((total - done) / rate)}`);
+    return parts.join(' · ');
   };
   const draw = (s: BatchSummary) => {
     drawn = count(s);
@@ -173,16 +243,29 @@ function progressLine(ctx: Ctx): { update: (s: BatchSummary) => void; done: () =
   };
   let lastSummary: BatchSummary | undefined;
   return {
+    active: true,
     update: (s) => {
       lastSummary = s;
-      const now = Date.now();
-      if (now - last < gap) return;
-      last = now;
+      const t = now();
+      if (t - last < gap) return;
+      last = t;
       draw(s);
+    },
+    setTotal: (n) => {
+      total = n;
     },
     done: () => {
       if (lastSummary && (style === 'redraw' || count(lastSummary) !== drawn)) draw(lastSummary);
       if (shown) stderr.write('\n');
     },
   };
+}
+
+/** 45s, 3m05s, 2h46m: a time left, rounded up. */
+function duration(seconds: number): string {
+  const s = Math.ceil(seconds);
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${two(s % 60)}s`;
+  return `${Math.floor(s / 3600)}h${two(Math.floor((s % 3600) / 60))}m`;
 }

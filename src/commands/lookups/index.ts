@@ -9,13 +9,13 @@ export interface LookupFlags {
 export function defineLookupCommands(program: Command, ctx: Ctx): void {
   program
     .command('cabys')
-    .description('search the CABYS catalogue (codes of goods and services)')
+    .description('search the CABYS catalogue (codes of goods and services) and show the IVA rate of each')
     .argument('<text...>', 'words of the description, e.g. cafe molido')
     .option('--json', 'print as JSON')
     .action(async (words: string[], opts: LookupFlags) => (await import('./run.js')).cabys(ctx, words, opts));
   program
     .command('contribuyente')
-    .description("a taxpayer in Hacienda's registry: name and type of identificación")
+    .description("a taxpayer in Hacienda's registry: name, type of identificación, régimen, estado and economic activities")
     .argument('<id>', 'identificación (cédula), digits only or with dashes')
     .option('--json', 'print as JSON')
     .action(async (id: string, opts: LookupFlags) => (await import('./run.js')).contribuyente(ctx, id, opts));

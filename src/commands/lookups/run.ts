@@ -9,19 +9,29 @@ import type { LookupFlags } from './index.js';
 export async function cabys(ctx: Ctx, words: string[], opts: LookupFlags): Promise<void> {
   const text = words.join(' ').trim();
   if (text === '') throw new UsageError('give the words to search for, e.g. fecr cabys cafe molido');
-  const rows = await withBackend(ctx, (b) => b.cabys(text));
+  const rows = await withBackend(ctx, (b) => b.cabys(text, { impuesto: true }));
   if (rows.length === 0) throw new UserError(`no CABYS code matches "${text}"`);
   if (opts.json) return printJson(ctx, rows);
-  writeLine(ctx.io.stdout, renderTable(ctx, ['codigo', 'descripcion'], rows.map((r) => [r.codigo, r.descripcion])));
+  // The IVA rate ("-": a service that does not give it).
+  const iva = (r: { impuesto?: number }) => (r.impuesto === undefined ? '-' : `${r.impuesto} %`);
+  writeLine(ctx.io.stdout, renderTable(ctx, ['codigo', 'descripcion', 'iva'], rows.map((r) => [r.codigo, r.descripcion, iva(r)])));
 }
 
 export async function contribuyente(ctx: Ctx, idArg: string, opts: LookupFlags): Promise<void> {
   const id = idArg.trim();
   if (!/^[\d\s-]+$/.test(id)) throw new UsageError(`ID must be an identificación made of digits (got "${idArg}")`);
-  const t = await withBackend(ctx, (b) => b.taxpayer(id));
+  const t = await withBackend(ctx, (b) => b.taxpayer(id, { detalle: true }));
   if (!t) throw new UserError(`no taxpayer with identificación ${id} in Hacienda's registry`);
   if (opts.json) return printJson(ctx, t);
-  writeLine(ctx.io.stdout, renderTable(ctx, ['identificacion', 'tipoIdentificacion', 'nombre'], [[t.identificacion, t.tipoIdentificacion, t.nombre]]));
+  // estado as the registry says it, with "moroso" (in arrears) and "omiso" (returns not filed) when they apply.
+  const s = t.situacion;
+  const estado = s ? [s.estado, ...(s.moroso === 'SI' ? ['moroso'] : []), ...(s.omiso === 'SI' ? ['omiso'] : [])].join(', ') : '-';
+  const header = ['identificacion', 'tipoIdentificacion', 'nombre', 'regimen', 'estado'];
+  writeLine(ctx.io.stdout, renderTable(ctx, header, [[t.identificacion, t.tipoIdentificacion, t.nombre, t.regimen?.descripcion ?? '-', estado]]));
+  const actividades = t.actividades ?? [];
+  writeLine(ctx.io.stdout, '');
+  if (actividades.length === 0) return writeLine(ctx.io.stdout, 'no active economic activity');
+  writeLine(ctx.io.stdout, renderTable(ctx, ['actividad', 'descripcion'], actividades.map((a) => [a.codigo, a.descripcion])));
 }
 
 export async function exoneracion(ctx: Ctx, numeroArg: string, opts: LookupFlags): Promise<void> {

@@ -1,0 +1,222 @@
+/**
+ * The Examples section of every command's --help, in one map: command path ("" for fecr itself, "send",
+ * "emisor register", …) → example lines, each a whole `fecr …` command with a short comment. buildProgram
+ * (program.ts) appends them to each command's help; test/cli-help.test.ts fails for a command without an entry and
+ * parses every example against the command tree (real commands, real flags, the arguments each takes). A new
+ * command only adds its entry here. Part of the CLI shell bundle (scripts/bundle.mjs): plain data, no imports.
+ */
+
+/** [command line, comment]. */
+export type Example = readonly [string, string];
+
+export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
+  '': [
+    ['fecr demo', 'offline, end to end: test issuer, every kind, verdicts, files'],
+    ['fecr emisor register', 'register your issuer (interactive on a terminal)'],
+    ['fecr send factura.json --wait', "sign, send and wait for Hacienda's verdict"],
+    ['fecr batch facturas.csv --wait', 'many documents from a CSV, JSON or JSONL file'],
+    ['fecr help exit-codes', 'what each exit code means'],
+  ],
+  validate: [
+    ['fecr validate factura.json', 'schema, rules, totals and the v4.4 XSD, offline'],
+    ['fecr validate factura.json --issuer issuer.json', "also the checks that need the issuer's record"],
+    ['fecr validate - --json < factura.json', 'the body from stdin, the findings as JSON'],
+  ],
+  xml: [
+    ['fecr xml factura.json --issuer issuer.json --out factura.xml', 'build and sign the XML without sending it'],
+    ['fecr xml factura.json --issuer issuer.json --out factura.xml --json', 'the same, and print clave and consecutive as JSON'],
+  ],
+  verify: [
+    ['fecr verify factura.xml', 'signature, digests, certificate, v4.4 policy and XSD'],
+    ['fecr verify factura.xml --no-xsd --json', 'the signature only, the report as JSON'],
+  ],
+  certs: [
+    ['fecr certs create-test --id 3101123456 --type 02 --pin 1234 --out issuer.p12', 'a test .p12 for a company'],
+    ['fecr certs show issuer.p12 --pin-stdin < pin.txt', "a .p12's subject, serial and validity"],
+  ],
+  'certs create-test': [
+    ['fecr certs create-test --id 3101123456 --type 02 --pin 1234 --out issuer.p12', 'a company (cédula jurídica)'],
+    ['fecr certs create-test --id 114560789 --type 01 --pin 1234 --out persona.p12 --days 365', 'a person, valid for a year'],
+  ],
+  'certs show': [
+    ['fecr certs show issuer.p12 --pin-stdin < pin.txt', 'subject, serial and validity'],
+    ['fecr certs show issuer.p12 --pin-stdin --json < pin.txt', 'the same as JSON'],
+  ],
+  init: [
+    ['fecr init', 'issuer.json and a body of each kind here, for the test issuer'],
+    ['fecr init facturas --p12 issuer.p12 --pin-stdin < pin.txt', 'in ./facturas, for the issuer of your .p12'],
+    ['fecr init --force', 'write them again over the existing files'],
+  ],
+  demo: [
+    ['fecr demo', 'profile "demo", files in ./fecr-demo'],
+    ['fecr demo --out /tmp/demo --json', 'elsewhere, the results as JSON'],
+  ],
+  hacienda: [
+    ['fecr hacienda serve', 'the Hacienda emulator alone, on a free port'],
+    ['fecr hacienda serve --port 8443 --data emulator.db', 'fixed port, state kept across restarts'],
+  ],
+  'hacienda serve': [
+    ['fecr hacienda serve', 'any free port; prints {"url": …}'],
+    ['fecr hacienda serve --port 8443 --data emulator.db', 'fixed port, state kept in a file'],
+    ['fecr hacienda serve --error-rate 0.1 --latency 500 --seed 7', 'with faults, reproducibly'],
+  ],
+  serve: [
+    ['fecr serve', 'auth server, API, worker and emulator on SQLite in the data dir'],
+    ['fecr serve --data-dir ./srv --auth-port 8081 --api-port 8080', 'own data dir and ports'],
+    ['fecr serve --env sandbox --database postgres://fecr@db/fecr --role api', 'one API process of a hosted deployment'],
+  ],
+  accounts: [
+    ['fecr accounts create acme --password-stdin < password.txt', 'an account of the service'],
+    ['fecr accounts list', 'every account'],
+  ],
+  'accounts create': [
+    ['fecr accounts create acme --password-stdin < password.txt', 'the password from a file (or a pipe)'],
+    ['fecr accounts create acme --password-stdin --webhook-url https://example.com/hook --env sandbox < password.txt', 'with a webhook (its secret printed once)'],
+  ],
+  'accounts list': [
+    ['fecr accounts list', "the accounts of this machine's data dir"],
+    ['fecr accounts list --data-dir ./srv --json', 'of another data dir, as JSON'],
+  ],
+  'accounts disable': [['fecr accounts disable acme', 'its tokens stop working at once']],
+  'accounts enable': [['fecr accounts enable acme', 'allow it to log in again']],
+  'accounts passwd': [['fecr accounts passwd acme --password-stdin < new-password.txt', 'a new password']],
+  'accounts set': [
+    ['fecr accounts set acme --webhook-url https://example.com/hook', 'a new webhook URL (and its new secret)'],
+    ['fecr accounts set acme --webhook-url https://example.com/hook --env production', 'checked as a production service would'],
+  ],
+  keys: [
+    ['fecr keys rotate', 'a new token signing key'],
+    ['fecr keys list', 'the signing keys'],
+  ],
+  'keys rotate': [['fecr keys rotate --data-dir ./srv', 'new tokens are signed with a new key; old ones stay valid']],
+  'keys list': [['fecr keys list --json', 'the signing keys as JSON']],
+  tokens: [['fecr tokens revoke JTI', 'revoke one token (its jti: see fecr whoami)']],
+  'tokens revoke': [['fecr tokens revoke JTI --data-dir ./srv', 'that token stops working at once']],
+  webhooks: [
+    ['fecr webhooks listen --forward-to http://127.0.0.1:8080/hook', 'forward deliveries to a receiver'],
+    ['fecr webhooks list --account acme --state fallido', 'deliveries that failed'],
+  ],
+  'webhooks list': [
+    ['fecr webhooks list --account acme', 'the last 50 deliveries'],
+    ['fecr webhooks list --account acme --state fallido --json', 'the failed ones, as JSON'],
+  ],
+  'webhooks replay': [['fecr webhooks replay DELIVERY_ID --account acme', 'deliver it again (same webhook-id)']],
+  'webhooks listen': [
+    ['fecr webhooks listen --forward-to http://127.0.0.1:8080/hook', 'forward the deliveries to your receiver'],
+    ['fecr webhooks listen --profile hosted --public-url https://abc.tunnel.example --json', 'a hosted account, through a tunnel'],
+  ],
+  config: [
+    ['fecr config list', 'every profile and its keys'],
+    ['fecr config set env sandbox', "the default profile sends to Hacienda's sandbox"],
+    ['fecr config get baseUrl --profile hosted', 'one key of another profile'],
+  ],
+  'config get': [
+    ['fecr config get mode', 'local or remote'],
+    ['fecr config get baseUrl --profile hosted', 'a key of another profile'],
+  ],
+  'config set': [
+    ['fecr config set env sandbox', 'KEY VALUE'],
+    ['fecr config set mode=remote authUrl=https://auth.example.com baseUrl=https://api.example.com base=acme --profile hosted', 'a remote profile in one go'],
+  ],
+  'config unset': [['fecr config unset dataDir', 'back to the default data dir']],
+  'config list': [['fecr config list --json', 'every profile as JSON']],
+  login: [
+    ['fecr login --profile hosted', 'asks for the password on a terminal'],
+    ['fecr login --profile hosted --base acme --password-stdin < password.txt', 'in a script'],
+  ],
+  logout: [['fecr logout --profile hosted', 'revoke the token and forget it']],
+  whoami: [
+    ['fecr whoami', 'account, issuer, token id and time left'],
+    ['fecr whoami --profile hosted --json', 'of another profile, as JSON'],
+  ],
+  emisor: [
+    ['fecr emisor register', 'asks for the .p12, PIN and record on a terminal'],
+    ['fecr emisor register issuer.json', 'from the record in a file'],
+    ['fecr emisor show 3101123456', 'an issuer, without secrets'],
+    ['fecr emisor list', "the account's issuers"],
+  ],
+  'emisor register': [
+    ['fecr emisor register', 'interactive: .p12, PIN, taxpayer lookup, record'],
+    ['fecr emisor register issuer.json', 'the record in a file'],
+    ['fecr emisor register issuer.json --p12 issuer.p12 --pin-stdin < pin.txt', 'the certificate and its PIN beside the record'],
+  ],
+  'emisor update': [
+    ['fecr emisor update issuer.json', 'replace the record'],
+    ['fecr emisor update issuer.json --p12 renewed.p12 --pin-stdin < pin.txt', 'a renewed certificate'],
+  ],
+  'emisor list': [
+    ['fecr emisor list', "the account's issuers, without secrets"],
+    ['fecr emisor list --profile hosted --json', 'of a hosted account, as JSON'],
+  ],
+  'emisor show': [
+    ['fecr emisor show 3101123456', 'the record as the service keeps it, without secrets'],
+    ['fecr emisor show 3101123456 --json', 'as JSON'],
+  ],
+  send: [
+    ['fecr send factura.json', 'sign and send; prints the clave'],
+    ['fecr send factura.json --wait', 'and wait: exit 0 aceptado, 3 rechazado'],
+    ['fecr send factura.json --wait --quiet', 'print only the clave (CLAVE=$(…))'],
+    ['fecr send - --wait --strict --timeout 120 < factura.json', 'from stdin, strict, a 2-minute wait'],
+  ],
+  batch: [
+    ['fecr batch facturas.csv', 'results in facturas.csv.results.jsonl'],
+    ['fecr batch facturas.csv --dry-run', 'validate every row, send nothing'],
+    ['fecr batch facturas.jsonl --wait --concurrency 4', "and wait for Hacienda's verdicts"],
+    ['fecr batch facturas.csv --resume', 'continue after Ctrl-C or a crash'],
+  ],
+  status: [
+    ['fecr status "$CLAVE"', "state and Hacienda's answer"],
+    ['fecr status "$CLAVE" --watch --timeout 300', 'refresh until Hacienda decides'],
+    ['fecr status "$CLAVE" --json', 'as JSON'],
+  ],
+  download: [
+    ['fecr download "$CLAVE"', 'the signed XML, as <clave>.xml'],
+    ['fecr download "$CLAVE" --type pdf --out factura.pdf', 'the PDF'],
+    ['fecr download "$CLAVE" --type respuesta --out -', "Hacienda's answer on stdout"],
+  ],
+  documents: [['fecr documents list --state rechazado', 'the rejected documents']],
+  'documents list': [
+    ['fecr documents list', 'the last 100, newest first'],
+    ['fecr documents list --state rechazado --since 2026-03-01', 'rejected ones since a date'],
+    ['fecr documents list --limit 1000 --json', 'more, as JSON'],
+  ],
+  cabys: [
+    ['fecr cabys cafe molido', 'CABYS codes, descriptions and IVA rates'],
+    ['fecr cabys servicios de consultoria --json', 'as JSON'],
+  ],
+  contribuyente: [
+    ['fecr contribuyente 3101123456', 'name, régimen, estado and economic activities'],
+    ['fecr contribuyente 3-101-123456 --json', 'dashes are fine; as JSON'],
+  ],
+  exoneracion: [
+    ['fecr exoneracion AL-00020402-24', 'state, percentage and expiry of an exoneration'],
+    ['fecr exoneracion AL-00020402-24 --json', 'as JSON'],
+  ],
+  completion: [
+    ['fecr completion bash > ~/.local/share/bash-completion/completions/fecr', 'bash (or: source <(fecr completion bash))'],
+    ['fecr completion zsh > ~/.zfunc/_fecr', 'zsh: a directory of your fpath, before compinit'],
+    ['fecr completion fish > ~/.config/fish/completions/fecr.fish', 'fish'],
+  ],
+  help: [
+    ['fecr help send', 'the help of a command'],
+    ['fecr help emisor register', 'of a subcommand'],
+    ['fecr help exit-codes', 'what each exit code means'],
+  ],
+};
+
+/** Widest help line the examples keep to when their comments are aligned beside them. */
+const MAX_WIDTH = 100;
+
+/**
+ * The Examples section of a command's help (after its other text), or undefined when the map has none. Comments
+ * go in one column beside the commands when every line then fits in MAX_WIDTH columns, else each on the line
+ * above its command.
+ */
+export function examplesHelp(path: string): string | undefined {
+  const examples = EXAMPLES[path];
+  if (!examples || examples.length === 0) return undefined;
+  const width = Math.max(...examples.map(([line]) => line.length));
+  const beside = examples.every(([, comment]) => 2 + width + 4 + comment.length <= MAX_WIDTH);
+  const lines = examples.map(([line, comment]) => (beside ? `  ${line.padEnd(width)}  # ${comment}` : `  # ${comment}\n  ${line}`));
+  return `\nExamples:\n${lines.join('\n')}`;
+}

@@ -1,0 +1,371 @@
+/**
+ * Completion scripts generated from the commander tree: every command path with its subcommands, its flags (its
+ * own and the global ones: --profile, --debug, --help), which flags take a value, and the fixed choices of
+ * arguments and flags (`.choices()`). The scripts are static — no `fecr` process at each TAB (Node's start alone is
+ * ≈ 50–100 ms) — and know nothing a new command has not declared in the tree, so they stay in step with it.
+ *
+ * Why not a library: @pnpm/tabtab and omelette both call the program back at every TAB (a Node start per key press),
+ * install themselves by editing the user's shell rc files, and know nothing of commander's tree, so fecr would
+ * still have to describe every command to them; tabtab also brings four dependencies. The generator below is the
+ * tree walk plus three small templates.
+ *
+ * Each script walks the words typed so far exactly like commander does: a word that names a subcommand of the
+ * current command (before any positional argument) descends into it; a flag that takes a value skips the next
+ * word; anything else is a positional argument. What is offered: after a flag that takes a value, its choices
+ * (else files); a word starting with "-", the flags of the command reached; else its subcommands, or the
+ * choices of the argument at that position, or files.
+ */
+import type { Argument, Command, Option } from 'commander';
+import type { Ctx } from '../../cli/context.js';
+import { UsageError } from '../../cli/errors.js';
+import type { Shell } from './index.js';
+
+interface Flag {
+  long?: string;
+  short?: string;
+  description: string;
+  takesValue: boolean;
+  choices?: readonly string[];
+}
+
+interface Node {
+  /** "fecr", "fecr emisor", "fecr emisor register". */
+  path: string;
+  description: string;
+  subs: Node[];
+  flags: Flag[];
+  /** Fixed choices of each positional argument (undefined: any word, files). */
+  args: Array<readonly string[] | undefined>;
+}
+
+export function run(ctx: Ctx, shell: Shell, program: Command): void {
+  const root = model(program);
+  const script = shell === 'bash' ? bash(root) : shell === 'zsh' ? zsh(root) : shell === 'fish' ? fish(root) : undefined;
+  if (script === undefined) throw new UsageError(`unknown shell "${String(shell)}": bash, zsh or fish`);
+  ctx.io.stdout.write(script);
+}
+
+// --- The tree --------------------------------------------------------------------------------------------------
+
+const HELP: Flag = { long: '--help', short: '-h', description: 'show help', takesValue: false };
+
+function flagOf(o: Option): Flag {
+  return {
+    ...(o.long ? { long: o.long } : {}),
+    ...(o.short ? { short: o.short } : {}),
+    description: short(o.description),
+    takesValue: o.required || o.optional,
+    ...(o.argChoices ? { choices: o.argChoices } : {}),
+  };
+}
+
+function model(program: Command): Node {
+  // The root's options but its version flag are global: commander accepts them after any subcommand.
+  const globals = program.options.filter((o) => !o.hidden && o.long !== '--version').map(flagOf);
+  const hidden = (c: Command) => (c as unknown as { _hidden?: boolean })._hidden === true;
+  const node = (cmd: Command, path: string, isRoot: boolean): Node => ({
+    path,
+    description: short(cmd.description()),
+    subs: cmd.commands.filter((c) => !hidden(c)).map((c) => node(c, `${path} ${c.name()}`, false)),
+    flags: [...(isRoot ? program.options.filter((o) => !o.hidden).map(flagOf) : [...cmd.options.filter((o) => !o.hidden).map(flagOf), ...globals]), HELP],
+    args: cmd.registeredArguments.map((a: Argument) => a.argChoices),
+  });
+  const root = node(program, 'fecr', true);
+  for (const n of nodes(root)) for (const w of [...n.subs.map((s) => s.path.split(' ').at(-1)!), ...n.flags.flatMap(names), ...n.args.flatMap((a) => a ?? []), ...n.flags.flatMap((f) => f.choices ?? [])]) {
+    // Every word lands unquoted in a case pattern or a word list of the scripts.
+    if (!/^[A-Za-z0-9][A-Za-z0-9._:-]*$|^--?[A-Za-z0-9][A-Za-z0-9-]*$/.test(w)) throw new Error(`completion: "${w}" (${n.path}) is not a plain word`);
+  }
+  return root;
+}
+
+function nodes(n: Node): Node[] {
+  return [n, ...n.subs.flatMap(nodes)];
+}
+
+function names(f: Flag): string[] {
+  return [f.long, f.short].filter((x): x is string => x !== undefined);
+}
+
+/** The first clause of a description, at most 70 characters, on one line. */
+function short(text: string): string {
+  let t = text.replace(/\s+/g, ' ').split(/; | \(e\.g\./)[0]!.trim();
+  if (t.length > 70) t = `${t.slice(0, t.lastIndexOf(' ', 69))}…`;
+  return t;
+}
+
+/** A single-quoted word for sh, bash and zsh. */
+const sq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+/** A single-quoted word for fish (which escapes inside single quotes with a backslash). */
+const fq = (s: string) => `'${s.replace(/[\\']/g, (c) => `\\${c}`)}'`;
+
+const HEADER = (shell: Shell, install: string) =>
+  `# fecr completion for ${shell}, generated by \`fecr completion ${shell}\` from fecr's command tree: make it again after upgrading fecr.\n# ${install}\n`;
+
+/** `case` arms "pattern) body ;;" for the nodes that have something to say. */
+function arms(all: Node[], body: (n: Node) => string | undefined, indent = '    '): string {
+  return all
+    .map((n) => [n, body(n)] as const)
+    .filter((x): x is readonly [Node, string] => x[1] !== undefined)
+    .map(([n, b]) => `${indent}${sq(n.path)}) ${b} ;;`)
+    .join('\n');
+}
+
+// --- bash ------------------------------------------------------------------------------------------------------
+
+function bash(root: Node): string {
+  const all = nodes(root);
+  const words = (xs: string[]) => (xs.length ? `echo ${sq(xs.join(' '))}` : undefined);
+  const argChoices = all.flatMap((n) => n.args.flatMap((a, i) => (a ? [`    ${sq(`${n.path}:${i}`)}) echo ${sq(a.join(' '))} ;;`] : [])));
+  const optChoices = all.flatMap((n) => n.flags.flatMap((f) => (f.choices ? names(f).map((x) => `    ${sq(`${n.path}:${x}`)}) echo ${sq(f.choices!.join(' '))} ;;`) : [])));
+  return `${HEADER('bash', 'Install: fecr completion bash > ~/.local/share/bash-completion/completions/fecr, or add `source <(fecr completion bash)` to ~/.bashrc.')}
+_fecr_commands() {
+  case "$1" in
+${arms(all, (n) => words(n.subs.map((s) => s.path.split(' ').at(-1)!)))}
+  esac
+}
+
+_fecr_flags() {
+  case "$1" in
+${arms(all, (n) => words(n.flags.flatMap(names)))}
+  esac
+}
+
+_fecr_valued() {
+  case "$1" in
+${arms(all, (n) => words(n.flags.filter((f) => f.takesValue).flatMap(names)))}
+  esac
+}
+
+_fecr_arg_choices() {
+  case "$1:$2" in
+${argChoices.join('\n')}
+  esac
+}
+
+_fecr_flag_choices() {
+  case "$1:$2" in
+${optChoices.join('\n')}
+  esac
+}
+
+_fecr() {
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" path="fecr" word i nargs=0
+  COMPREPLY=()
+  ((COMP_CWORD > 0)) && prev="\${COMP_WORDS[COMP_CWORD-1]}"
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    word="\${COMP_WORDS[i]}"
+    if [[ "$word" == "=" ]]; then
+      ((i++))
+    elif [[ "$word" == -?* ]]; then
+      [[ "$word" != *=* && " $(_fecr_valued "$path") " == *" $word "* ]] && ((i++))
+    elif ((nargs == 0)) && [[ " $(_fecr_commands "$path") " == *" $word "* ]]; then
+      path="$path $word"
+    else
+      ((nargs++))
+    fi
+  done
+  # The value of a flag: its choices, else files (complete -o default).
+  if [[ "$prev" == "=" ]]; then
+    return 0
+  fi
+  if [[ "$prev" == -?* && " $(_fecr_valued "$path") " == *" $prev "* ]]; then
+    COMPREPLY=($(compgen -W "$(_fecr_flag_choices "$path" "$prev")" -- "$cur"))
+    return 0
+  fi
+  if [[ "$cur" == -* ]]; then
+    COMPREPLY=($(compgen -W "$(_fecr_flags "$path")" -- "$cur"))
+    return 0
+  fi
+  local subs
+  subs="$(_fecr_commands "$path")"
+  if [[ -n "$subs" ]] && ((nargs == 0)); then
+    COMPREPLY=($(compgen -W "$subs" -- "$cur"))
+    return 0
+  fi
+  COMPREPLY=($(compgen -W "$(_fecr_arg_choices "$path" "$nargs")" -- "$cur"))
+  return 0
+}
+
+complete -o default -F _fecr fecr
+`;
+}
+
+// --- zsh -------------------------------------------------------------------------------------------------------
+
+function zsh(root: Node): string {
+  const all = nodes(root);
+  const described = (pairs: Array<[string, string]>) => (pairs.length ? `reply=(${pairs.map(([w, d]) => sq(`${w}:${d}`)).join(' ')})` : undefined);
+  const plain = (xs: readonly string[]) => (xs.length ? `reply=(${xs.join(' ')})` : undefined);
+  const argChoices = all.flatMap((n) => n.args.flatMap((a, i) => (a ? [`    ${sq(`${n.path}:${i}`)}) reply=(${a.join(' ')}) ;;`] : [])));
+  const optChoices = all.flatMap((n) => n.flags.flatMap((f) => (f.choices ? names(f).map((x) => `    ${sq(`${n.path}:${x}`)}) reply=(${f.choices!.join(' ')}) ;;`) : [])));
+  return `#compdef fecr
+${HEADER('zsh', 'Install: save it as _fecr in a directory of your fpath (before compinit runs), or `source <(fecr completion zsh)` after compinit.')}
+_fecr_commands() {
+  reply=()
+  case "$1" in
+${arms(all, (n) => described(n.subs.map((s) => [s.path.split(' ').at(-1)!, s.description])))}
+  esac
+}
+
+_fecr_flags() {
+  reply=()
+  case "$1" in
+${arms(all, (n) => described(n.flags.flatMap((f) => names(f).map((x): [string, string] => [x, f.description]))))}
+  esac
+}
+
+_fecr_valued() {
+  reply=()
+  case "$1" in
+${arms(all, (n) => plain(n.flags.filter((f) => f.takesValue).flatMap(names)))}
+  esac
+}
+
+_fecr_arg_choices() {
+  reply=()
+  case "$1:$2" in
+${argChoices.join('\n')}
+  esac
+}
+
+_fecr_flag_choices() {
+  reply=()
+  case "$1:$2" in
+${optChoices.join('\n')}
+  esac
+}
+
+_fecr() {
+  local cmdpath=fecr word cur="\${words[CURRENT]}" prev="\${words[CURRENT-1]}"
+  local -i i nargs=0
+  local -a reply items
+  for (( i = 2; i < CURRENT; i++ )); do
+    word="\${words[i]}"
+    if [[ "$word" == -?* ]]; then
+      _fecr_valued "$cmdpath"
+      [[ "$word" != *=* ]] && (( \${reply[(Ie)$word]} )) && (( i++ ))
+      continue
+    fi
+    _fecr_commands "$cmdpath"
+    if (( nargs == 0 )) && (( \${reply[(I)\${(b)word}:*]} )); then
+      cmdpath="$cmdpath $word"
+    else
+      (( nargs++ ))
+    fi
+  done
+  if (( CURRENT > 2 )) && [[ "$prev" == -?* ]]; then
+    _fecr_valued "$cmdpath"
+    if (( \${reply[(Ie)$prev]} )); then
+      _fecr_flag_choices "$cmdpath" "$prev"
+      if (( $#reply )); then items=("\${reply[@]}"); compadd -a items; else _files; fi
+      return
+    fi
+  fi
+  if [[ "$cur" == -* ]]; then
+    _fecr_flags "$cmdpath"
+    items=("\${reply[@]}")
+    _describe -t options 'flag' items
+    return
+  fi
+  _fecr_commands "$cmdpath"
+  if (( $#reply && nargs == 0 )); then
+    items=("\${reply[@]}")
+    _describe -t commands 'command' items
+    return
+  fi
+  _fecr_arg_choices "$cmdpath" "$nargs"
+  if (( $#reply )); then items=("\${reply[@]}"); compadd -a items; else _files; fi
+}
+
+if [[ "\${funcstack[1]}" == _fecr ]]; then
+  _fecr "$@"
+else
+  compdef _fecr fecr
+fi
+`;
+}
+
+// --- fish ------------------------------------------------------------------------------------------------------
+
+function fish(root: Node): string {
+  const all = nodes(root);
+  const fishArms = (body: (n: Node) => string | undefined) =>
+    all
+      .map((n) => [n, body(n)] as const)
+      .filter((x): x is readonly [Node, string] => x[1] !== undefined)
+      .map(([n, b]) => `        case ${fq(n.path)}\n            ${b}`)
+      .join('\n');
+  const lines: string[] = [];
+  for (const n of all) {
+    const at = fq(`__fecr_at ${fq(n.path)}`);
+    for (const s of n.subs) lines.push(`complete -c fecr -n ${fq(`__fecr_verb ${fq(n.path)}`)} -f -a ${s.path.split(' ').at(-1)!} -d ${fq(s.description)}`);
+    for (const f of n.flags) {
+      const parts = ['complete -c fecr -n', at];
+      if (f.long) parts.push(`-l ${f.long.slice(2)}`);
+      if (f.short) parts.push(`-s ${f.short.slice(1)}`);
+      if (f.takesValue) parts.push(f.choices ? `-x -a ${fq(f.choices.join(' '))}` : '-r');
+      parts.push(`-d ${fq(f.description)}`);
+      lines.push(parts.join(' '));
+    }
+    n.args.forEach((a, i) => {
+      if (a) lines.push(`complete -c fecr -n ${fq(`__fecr_arg ${fq(n.path)} ${i}`)} -f -a ${fq(a.join(' '))}`);
+    });
+  }
+  return `${HEADER('fish', 'Install: fecr completion fish > ~/.config/fish/completions/fecr.fish')}
+function __fecr_commands --argument-names p
+    switch $p
+${fishArms((n) => (n.subs.length ? `printf '%s\\n' ${n.subs.map((s) => s.path.split(' ').at(-1)!).join(' ')}` : undefined))}
+    end
+end
+
+function __fecr_valued --argument-names p
+    switch $p
+${fishArms((n) => {
+  const v = n.flags.filter((f) => f.takesValue).flatMap(names);
+  return v.length ? `printf '%s\\n' ${v.join(' ')}` : undefined;
+})}
+    end
+end
+
+# The command reached by the words before the cursor, and how many positional arguments it has so far.
+function __fecr_state
+    set -l tokens (commandline -opc)
+    set -e tokens[1]
+    set -l p fecr
+    set -l nargs 0
+    set -l skip 0
+    for t in $tokens
+        if test $skip = 1
+            set skip 0
+        else if string match -q -- '-?*' $t
+            if not string match -q -- '*=*' $t; and contains -- $t (__fecr_valued $p)
+                set skip 1
+            end
+        else if test $nargs = 0; and contains -- $t (__fecr_commands $p)
+            set p "$p $t"
+        else
+            set nargs (math $nargs + 1)
+        end
+    end
+    printf '%s\\n' $nargs $p
+end
+
+function __fecr_at --argument-names want
+    set -l s (__fecr_state)
+    test "$s[2]" = "$want"
+end
+
+function __fecr_verb --argument-names want
+    set -l s (__fecr_state)
+    test "$s[2]" = "$want"; and test "$s[1]" = 0
+end
+
+function __fecr_arg --argument-names want n
+    set -l s (__fecr_state)
+    test "$s[2]" = "$want"; and test "$s[1]" = "$n"
+end
+
+complete -c fecr -e
+${lines.join('\n')}
+`;
+}
