@@ -26,7 +26,7 @@ const built = (f: ReturnType<typeof feFixture>) => buildComprobanteXml(f.doc, f.
 
 describe('schemas', () => {
   it('locates every vendored XSD relative to the module', () => {
-    expect(SCHEMA_NAMES.sort()).toEqual(['FE', 'FEC', 'FEE', 'MH', 'MH2026', 'MR', 'MR2026', 'NC', 'ND', 'REP', 'TE']);
+    expect(SCHEMA_NAMES.sort()).toEqual(['FE', 'FEC', 'FEE', 'MH', 'MR', 'NC', 'ND', 'REP', 'TE']);
     for (const name of SCHEMA_NAMES) expect(existsSync(schemaPath(name)), name).toBe(true);
     expect(schemaPath('FEC')).toMatch(/schemas\/xsd\/2026\/v4\.4\/FacturaElectronicaCompra_V4\.4\.xsd$/);
   });
@@ -50,12 +50,13 @@ describe.each(backends)('XsdValidator (%s)', (_name, v) => {
 
   it('reports XSD violations with readable messages (namespace stripped)', async () => {
     const f = feFixture();
-    f.doc.clave = 'X' + f.doc.clave.slice(1);
+    // The 2026 ClaveType takes letters; a hyphen it does not.
+    f.doc.clave = '-' + f.doc.clave.slice(1);
     f.doc.lineas[0]!.unidadMedida = 'unidades';
     const [r] = await v.validate(withPlaceholderSignature(built(f)), 'FE');
     expect(r!.valid).toBe(false);
     const messages = r!.errors.map((e) => e.message);
-    expect(messages).toContain(`Element 'Clave': [facet 'pattern'] The value '${f.doc.clave}' is not accepted by the pattern '\\d{50,50}'.`);
+    expect(messages).toContain(`Element 'Clave': [facet 'pattern'] The value '${f.doc.clave}' is not accepted by the pattern '[a-zA-Z0-9]{50,50}'.`);
     expect(messages.some((m) => m.startsWith("Element 'UnidadMedida': [facet 'enumeration'] The value 'unidades'"))).toBe(true);
   });
 
