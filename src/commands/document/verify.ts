@@ -35,12 +35,18 @@ export async function run(ctx: Ctx, file: string, opts: { json?: boolean; xsd: b
         notAfter: report.signer.notAfter.toISOString(),
       },
       signingTime: report.signingTime ?? null,
+      form: report.form ?? null,
+      policy: report.policy ? { identifier: report.policy.identifier, version: report.policy.version ?? null, current: report.policy.current } : null,
       checks: report.checks,
+      notes: report.notes,
     });
   } else {
     for (const c of report.checks) writeLine(ctx.io.stdout, `${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
+    // Notes are not failures: with only notes the signature is valid and the exit code is 0.
+    for (const n of report.notes) writeLine(ctx.io.stdout, `note  ${n}`);
     if (report.signer) writeLine(ctx.io.stdout, `signer: ${report.signer.subject}`);
-    writeLine(ctx.io.stderr, report.ok ? 'signature valid' : 'verification failed');
+    if (report.form) writeLine(ctx.io.stdout, `form: ${report.form}`);
+    writeLine(ctx.io.stderr, report.ok ? `signature valid${report.notes.length ? ` (${report.notes.length} note${report.notes.length > 1 ? 's' : ''})` : ''}` : 'verification failed');
   }
   if (!report.ok) throw new SilentExit(1);
 }

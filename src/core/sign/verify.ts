@@ -1,13 +1,26 @@
 /**
  * Verification of XAdES-EPES signed comprobantes: the XMLDSig core checks (every reference digest and the
- * signature value, via xml-crypto on an @xmldom/xmldom tree) plus the Costa Rica profile (v4.4 policy,
+ * signature value, via xml-crypto's canonicalizers on an @xmldom/xmldom tree) plus the Costa Rica profile (policy,
  * SigningCertificate, certificate validity, placement of the signature). Never throws: malformed input
  * yields a report with failed checks. Other modules (e.g. XSD validation) append checks with `addCheck`.
+ *
+ * It agrees with `xmlsec1 --verify` on every shape Hacienda accepts (test/verify-shapes.test.ts): inclusive or
+ * exclusive C14N (and their #WithComments variants), the enveloped-signature transform or Hacienda's XPath
+ * `not(ancestor-or-self::ds:Signature)` filter, two or three references (± KeyInfo), KeyValue beside the
+ * certificate, a SHA-1/SHA-256/SHA-512 CertDigest, SigningTime with an offset or in UTC. Beyond XMLDSig: a
+ * comprobante must be XAdES-EPES (v4.4 policy; a v4.1–v4.3 identifier passes with a note); a MensajeHacienda is
+ * XAdES-BES, as Hacienda signs it. `notes` carry what is worth knowing but not a failure.
  */
 import { createHash, createVerify, X509Certificate } from 'node:crypto';
 import { DOMParser } from '@xmldom/xmldom';
 import { XMLValidator } from '#fast-xml-parser';
-import { C14nCanonicalization, ExclusiveCanonicalization, SignedXml } from 'xml-crypto';
+import {
+  C14nCanonicalization,
+  C14nCanonicalizationWithComments,
+  ExclusiveCanonicalization,
+  ExclusiveCanonicalizationWithComments,
+  SignedXml,
+} from 'xml-crypto';
 import { certificateInfo, type CertificateInfo } from './cert.js';
 import { validityAt } from './p12.js';
 import {
@@ -37,7 +50,40 @@ export interface VerifyReport {
   signer?: CertificateInfo;
   /** xades:SigningTime as written in the document. */
   signingTime?: string;
+  /**
+   * What the signature is: XAdES-EPES (with a SignaturePolicyId), XAdES-BES (QualifyingProperties without a
+   * policy, as Hacienda signs its MensajeHacienda) or plain XMLDSig (no XAdES properties). Absent when no
+   * signature was found.
+   */
+  form?: SignatureForm;
+  /** The signature policy named in SignedProperties; absent when there is none (XAdES-BES). */
+  policy?: PolicyInfo;
+  /**
+   * Things worth knowing that are not failures (e.g. `policy: v4.2 identifier (older than v4.4)`); `ok` does
+   * not depend on them.
+   */
+  notes: string[];
 }
+
+export type SignatureForm = 'XAdES-EPES' | 'XAdES-BES' | 'XMLDSig';
+
+export interface PolicyInfo {
+  /** xades:SigPolicyId/xades:Identifier as written. */
+  identifier: string;
+  /**
+   * The comprobantes version the identifier belongs to: `4.4` for the official v4.4 URL (or another v4.4 path on
+   * Hacienda's hosts), `4.1`–`4.3` for the earlier resolution's URLs there; undefined for anything else (a
+   * foreign policy: the check fails).
+   */
+  version?: PolicyVersion;
+  /**
+   * True only for the official v4.4 identifier with its hash. Another identifier of Hacienda's (e.g. v4.2) passes
+   * the check with a note; a foreign identifier, or the v4.4 one with a wrong hash, fails it.
+   */
+  current: boolean;
+}
+
+export type PolicyVersion = '4.4' | '4.3' | '4.2' | '4.1';
 
 /** Appends a check and updates `report.ok`. */
 export function addCheck(report: VerifyReport, check: VerifyCheck): void {
@@ -108,7 +154,7 @@ export function verifyXadesDocument(doc: Document, xml: string, now: Date, opts:
 }
 
 function runVerify(xml: string, doc: Document | undefined, now: Date, opts: VerifyOptions): VerifyReport {
-  const report: VerifyReport = { ok: false, checks: [] };
+  const report: VerifyReport = { ok: false, checks: [], notes: [] };
   try {
     verifyInto(report, xml, doc, now, opts.crossCheck ?? true);
   } catch (e) {
@@ -149,6 +195,9 @@ function verifyInto(report: VerifyReport, xml: string, parsedDoc: Document | und
     return;
   }
   checkQualifyingProperties(signature, check);
+  const signedProps = firstDescendant(signature, NS_XADES, 'SignedProperties');
+  const policyId = signedProps ? firstDescendant(signedProps, NS_XADES, 'SignaturePolicyId') : undefined;
+  report.form = !signedProps ? 'XMLDSig' : policyId ? 'XAdES-EPES' : 'XAdES-BES';
 
   // --- Certificate from KeyInfo (with a chain, the one SigningCertificate names; else the first) ---------
   const certTexts = keyInfo
@@ -203,7 +252,6 @@ function verifyInto(report: VerifyReport, xml: string, parsedDoc: Document | und
   if (!xpathOk) check('signature.transforms', false, `unsupported XPath transform: ${xpathTransforms.join(' | ')}`);
 
   // --- Reference coverage ------------------------------------------------------------------------------
-  const signedProps = firstDescendant(signature, NS_XADES, 'SignedProperties');
   const spId = signedProps?.getAttribute('Id') ?? '';
   const docRef = refNodes.find((r) => r.getAttribute('URI') === '');
   const docRefTransforms = docRef
@@ -259,8 +307,8 @@ function verifyInto(report: VerifyReport, xml: string, parsedDoc: Document | und
     check('xades.signingCertificate', false, 'no xades:SignedProperties');
     check('xades.policy', false, 'no xades:SignedProperties');
   } else {
-    if (certDer && certInfo) check(...signingCertificateCheck(signedProps, certDer, certInfo));
-    check(...policyCheck(signedProps));
+    if (certDer && certInfo) check(...signingCertificateCheck(signedProps, certDer, certInfo, report));
+    check(...policyCheck(policyId, root, report));
   }
 
   // --- Signer identification ---------------------------------------------------------------------------------
@@ -283,11 +331,13 @@ function checkReferencesAndValue(
   sigMethod: string,
 ): void {
   const check = (name: string, ok: boolean, detail: string) => addCheck(report, { name, ok, detail });
-  // Same-document references exclude comments (the earlier checks do not look at comments).
-  removeComments(doc);
   const root = doc.documentElement!;
   const topLevel = childElements(root).filter((e) => isDs(e, 'Signature'));
   const signature = topLevel[topLevel.length - 1] ?? (doc.getElementsByTagNameNS(NS_DS, 'Signature')[0] as Element);
+  // Same-document references exclude comments (the earlier checks do not look at comments); SignedInfo keeps
+  // its own under a #WithComments CanonicalizationMethod, which signs them.
+  const signedInfoC14n = firstChild(firstChild(signature, NS_DS, 'SignedInfo'), NS_DS, 'CanonicalizationMethod')?.getAttribute('Algorithm') ?? '';
+  removeComments(doc, signedInfoC14n.endsWith('#WithComments') ? firstChild(signature, NS_DS, 'SignedInfo') : undefined);
   // xml-crypto (loadSignature: XPath over the signature) is only needed for unusual transform chains.
   let loaded: SignedXml | undefined;
   const generic = (): SignedXml => {
@@ -325,7 +375,8 @@ function checkReferencesAndValue(
         check(label, false, `${where}: unsupported digest ${ref.digestAlgorithm}`);
         return;
       }
-      const canon = canonicalizeDirect(ref.transforms, target, signature) ?? generic().getCanonXml(ref.transforms, target);
+      const canon =
+        canonicalizeDirect(ref.transforms, target, signature) ?? generic().getCanonXml(ref.transforms, target, genericOptions(ref.transforms, target));
       const digest = createHash(hash).update(canon, 'utf8').digest('base64');
       const expected = String(ref.digestValue ?? '').replace(/\s+/g, '');
       check(label, digest === expected, digest === expected ? `${where}: digest matches` : `${where}: digest mismatch (computed ${digest}, signed ${expected})`);
@@ -347,7 +398,7 @@ function checkReferencesAndValue(
   try {
     const signedInfo = firstChild(signature, NS_DS, 'SignedInfo')!;
     const c14n = firstChild(signedInfo, NS_DS, 'CanonicalizationMethod')?.getAttribute('Algorithm') ?? '';
-    const canon = canonicalizeDirect([c14n], signedInfo, signature) ?? generic().getCanonXml([c14n], signedInfo);
+    const canon = canonicalizeDirect([c14n], signedInfo, signature) ?? generic().getCanonXml([c14n], signedInfo, genericOptions([c14n], signedInfo));
     const value = strictBase64(firstChild(signature, NS_DS, 'SignatureValue')?.textContent ?? '');
     if (!value) {
       check('signature.value', false, 'SignatureValue is not valid base64');
@@ -361,6 +412,8 @@ function checkReferencesAndValue(
 }
 
 const ALG_C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315';
+const ALG_C14N_WITH_COMMENTS = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315#WithComments';
+const ALG_EXC_C14N_WITH_COMMENTS = 'http://www.w3.org/2001/10/xml-exc-c14n#WithComments';
 
 interface ReadCertificate {
   der: Buffer;
@@ -386,8 +439,16 @@ function readCertificate(certText: string): ReadCertificate {
   return cert;
 }
 
+/** The four C14N algorithms, each with xml-crypto's canonicalizer for it. */
+const C14N_ALGORITHMS: Record<string, { exclusive: boolean; create: () => C14nCanonicalization | ExclusiveCanonicalization }> = {
+  [ALG_C14N]: { exclusive: false, create: () => new C14nCanonicalization() },
+  [ALG_C14N_WITH_COMMENTS]: { exclusive: false, create: () => new C14nCanonicalizationWithComments() },
+  [ALG_EXC_C14N]: { exclusive: true, create: () => new ExclusiveCanonicalization() },
+  [ALG_EXC_C14N_WITH_COMMENTS]: { exclusive: true, create: () => new ExclusiveCanonicalizationWithComments() },
+};
+
 /**
- * The common transform chains, run directly on the DOM: [enveloped-signature?, exc-c14n | c14n]. xml-crypto's
+ * The common transform chains, run directly on the DOM: [enveloped-signature?, one of the four C14N]. xml-crypto's
  * generic path deep-clones the document and runs XPath for every reference, which dominates the cost of a
  * verification; here the enveloped signature is detached for the duration instead. Other chains
  * (e.g. Hacienda's XPath transform) return undefined and take the generic path.
@@ -398,32 +459,60 @@ function canonicalizeDirect(transforms: readonly string[], node: Node, signature
   if (enveloped) chain = chain.slice(1);
   if (chain.length === 0) chain = [ALG_C14N]; // a node-set left at the end is converted with inclusive C14N
   if (chain.length !== 1) return undefined;
-  const exclusive = chain[0] === ALG_EXC_C14N;
-  if (!exclusive && chain[0] !== ALG_C14N) return undefined;
+  const c14n = C14N_ALGORITHMS[chain[0]!];
+  if (!c14n) return undefined;
   const element = node as Element;
   if (enveloped && signature.parentNode !== element) return undefined; // only a signature directly under the target
   const next = signature.nextSibling;
   const parent = signature.parentNode;
   if (enveloped) parent!.removeChild(signature);
   try {
-    const options = { defaultNsForPrefix: {}, ancestorNamespaces: exclusive ? [] : ancestorNamespaces(element) };
-    const algorithm = exclusive ? new ExclusiveCanonicalization() : new C14nCanonicalization();
-    return String(algorithm.process(element, options as never));
+    const options = { defaultNsForPrefix: {}, ancestorNamespaces: c14n.exclusive ? [] : ancestorNamespaces(element) };
+    return String(c14n.create().process(element, options as never));
   } finally {
     if (enveloped) parent!.insertBefore(signature, next);
   }
 }
 
-/** Namespace declarations in scope from the ancestors of an element (for inclusive C14N of a subtree). */
-function ancestorNamespaces(element: Element): { prefix: string; namespaceURI: string }[] {
+/** Options for xml-crypto's generic path: the ancestors' namespaces when the chain ends in inclusive C14N. */
+function genericOptions(transforms: readonly string[], node: Node): { ancestorNamespaces?: NamespaceBinding[] } {
+  const last = transforms[transforms.length - 1];
+  const exclusive = last !== undefined && C14N_ALGORITHMS[last]?.exclusive === true;
+  return !exclusive && node.nodeType === 1 ? { ancestorNamespaces: ancestorNamespaces(node as Element) } : {};
+}
+
+interface NamespaceBinding {
+  prefix: string;
+  namespaceURI: string;
+}
+
+/**
+ * The namespace declarations an element inherits from its ancestors, for inclusive C14N of the subtree it is the
+ * apex of (xml-crypto's C14nCanonicalization renders them on the apex). As xml-crypto's own `findAncestorNs`: the
+ * nearest binding of each prefix, the default namespace (`xmlns="…"`, prefix "") included; no undeclaration
+ * (`xmlns=""`); not the apex's own prefix (rendered anyway) nor the prefixes the apex declares itself. Without
+ * the default namespace, the KeyInfo, SignedProperties and SignedInfo of a document whose root declares
+ * `xmlns="…"` (every comprobante) canonicalise to other bytes than xmlsec1's, and every inclusive-C14N signature
+ * looks broken.
+ */
+function ancestorNamespaces(element: Element): NamespaceBinding[] {
+  const skip = new Set<string>([element.prefix ?? '']);
+  for (let i = 0; i < element.attributes.length; i++) {
+    const a = element.attributes[i]!;
+    if (a.name === 'xmlns') skip.add('');
+    else if (a.name.startsWith('xmlns:')) skip.add(a.name.slice(6));
+  }
   const seen = new Map<string, string>();
   for (let p = element.parentNode as Element | null; p && p.nodeType === 1; p = p.parentNode as Element | null) {
     for (let i = 0; i < p.attributes.length; i++) {
       const a = p.attributes[i]!;
-      if (a.name.startsWith('xmlns:') && !seen.has(a.localName)) seen.set(a.localName, a.value);
+      const prefix = a.name === 'xmlns' ? '' : a.name.startsWith('xmlns:') ? a.name.slice(6) : undefined;
+      if (prefix !== undefined && !seen.has(prefix)) seen.set(prefix, a.value);
     }
   }
-  return [...seen].map(([prefix, namespaceURI]) => ({ prefix, namespaceURI }));
+  const out: NamespaceBinding[] = [];
+  for (const [prefix, namespaceURI] of seen) if (namespaceURI !== '' && !skip.has(prefix)) out.push({ prefix, namespaceURI });
+  return out;
 }
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -447,7 +536,7 @@ function signedPropsCertDigests(signature: Element): Array<{ hash: string | unde
     });
 }
 
-function signingCertificateCheck(signedProps: Element, certDer: Buffer, certInfo: CertificateInfo): [string, boolean, string] {
+function signingCertificateCheck(signedProps: Element, certDer: Buffer, certInfo: CertificateInfo, report: VerifyReport): [string, boolean, string] {
   const name = 'xades.signingCertificate';
   const sc = firstDescendant(signedProps, NS_XADES, 'SigningCertificate') ?? firstDescendant(signedProps, NS_XADES, 'SigningCertificateV2');
   if (!sc) return [name, false, 'no xades:SigningCertificate'];
@@ -474,24 +563,66 @@ function signingCertificateCheck(signedProps: Element, certDer: Buffer, certInfo
       problems.push(`IssuerSerial X509SerialNumber ${serial} differs from the certificate's ${certInfo.serialNumber}`);
       continue;
     }
+    if (hash === 'sha1') report.notes.push('certDigest: SHA-1 (as in Hacienda\'s own signatures; fecr writes SHA-256)');
     return [name, true, `CertDigest (${hash}) matches the KeyInfo certificate, serial ${certInfo.serialNumber}`];
   }
   return [name, false, problems.join('; ')];
 }
 
-function policyCheck(signedProps: Element): [string, boolean, string] {
+/**
+ * Policy identifiers under a versioned path on one of Hacienda's hosts: mostly the DGT-R-48-2016 resolution of
+ * v4.1–v4.3, in the many spellings signers use, e.g.
+ * `https://www.hacienda.go.cr/ATV/ComprobanteElectronico/docs/esquemas/2016/v4.2/ResolucionComprobantesElectronicosDGT-R-48-2016_4.2.pdf`,
+ * `https://tribunet.hacienda.go.cr/docs/esquemas/2016/v4.1/Resolucion_Comprobantes_Electronicos_DGT-R-48-2016.pdf`.
+ * Hacienda accepted v4.4 documents signed with the v4.2 one in 2026 (NOTES §6.3). Their hash is not checked:
+ * signers write several values for the same identifier.
+ */
+const OLDER_POLICY = /^https?:\/\/(?:[a-z0-9-]+\.)*(?:hacienda\.go\.cr|comprobanteselectronicos\.go\.cr)\/.*\/v4\.([1-4])\/[^?#]*\.pdf$/i;
+
+/** Hacienda's sentence for a signature without a policy (NOTES §6.3). */
+const NO_POLICY_ID = 'La firma del documento no tiene el Policy Id';
+
+/**
+ * The policy check. A comprobante (or MensajeReceptor) must be XAdES-EPES: with the v4.4 policy (identifier and
+ * hash), or with an earlier version's identifier (passes, with a note). A MensajeHacienda is Hacienda's own
+ * signature, XAdES-BES without a policy: it passes as what it is.
+ */
+function policyCheck(policyId: Element | undefined, root: Element, report: VerifyReport): [string, boolean, string] {
   const name = 'xades.policy';
-  const policyId = firstDescendant(signedProps, NS_XADES, 'SignaturePolicyId');
-  if (!policyId) return [name, false, 'no xades:SignaturePolicyIdentifier/xades:SignaturePolicyId (XAdES-EPES requires it)'];
+  if (!policyId) {
+    if (root.localName === 'MensajeHacienda') {
+      report.notes.push('form: XAdES-BES (no signature policy), as Hacienda signs its MensajeHacienda');
+      return [name, true, 'no signature policy: XAdES-BES, the form of Hacienda\'s own MensajeHacienda signatures'];
+    }
+    return [name, false, `${NO_POLICY_ID}: no xades:SignaturePolicyIdentifier/xades:SignaturePolicyId, so the signature is XAdES-BES, not XAdES-EPES`];
+  }
   const identifier = firstDescendant(policyId, NS_XADES, 'Identifier')?.textContent?.trim() ?? '';
   const hashEl = firstDescendant(policyId, NS_XADES, 'SigPolicyHash');
   const method = hashEl ? firstChild(hashEl, NS_DS, 'DigestMethod')?.getAttribute('Algorithm') ?? '' : '';
   const value = (hashEl ? firstChild(hashEl, NS_DS, 'DigestValue')?.textContent ?? '' : '').replace(/\s+/g, '');
-  const problems: string[] = [];
-  if (identifier !== POLICY_V44_URL) problems.push(`policy identifier is ${JSON.stringify(identifier)}, expected the v4.4 resolution URL`);
+  if (identifier === POLICY_V44_URL) {
+    const problems: string[] = [];
+    if (method !== POLICY_V44_DIGEST_METHOD) problems.push(`policy hash method is ${JSON.stringify(method)}, expected sha256`);
+    if (value !== POLICY_V44_DIGEST) problems.push(`policy hash is ${JSON.stringify(value)}, expected ${POLICY_V44_DIGEST}`);
+    report.policy = { identifier, version: '4.4', current: problems.length === 0 };
+    return [name, problems.length === 0, problems.length === 0 ? 'v4.4 policy identifier and hash' : problems.join('; ')];
+  }
+  const older = OLDER_POLICY.exec(identifier);
+  if (older) {
+    const version = `4.${older[1]}` as PolicyVersion;
+    report.policy = { identifier, version, current: false };
+    if (version === '4.4') {
+      report.notes.push('policy: a v4.4 identifier other than the official URL; its hash is not checked');
+      return [name, true, `v4.4 policy under another identifier on Hacienda's site: ${identifier}`];
+    }
+    report.notes.push(`policy: v${version} identifier (older than v4.4); Hacienda accepts it, its hash is not checked`);
+    return [name, true, `v${version} policy identifier ${identifier} (older than v4.4, accepted)`];
+  }
+  report.policy = { identifier, current: false };
+  const problems = [`policy identifier is ${JSON.stringify(identifier)}, expected the v4.4 resolution URL`];
   if (method !== POLICY_V44_DIGEST_METHOD) problems.push(`policy hash method is ${JSON.stringify(method)}, expected sha256`);
   if (value !== POLICY_V44_DIGEST) problems.push(`policy hash is ${JSON.stringify(value)}, expected ${POLICY_V44_DIGEST}`);
-  return [name, problems.length === 0, problems.length === 0 ? 'v4.4 policy identifier and hash' : problems.join('; ')];
+  return [name, false, problems.join('; ')];
 }
 
 // --- helpers -------------------------------------------------------------------------------------------
@@ -652,11 +783,12 @@ function idIndex(doc: Document): Map<string, Element[]> {
   return index;
 }
 
-function removeComments(node: Node): void {
+/** Removes every comment under `node`, except under `keep`. */
+function removeComments(node: Node, keep?: Node): void {
   for (let c = node.firstChild; c; ) {
     const next = c.nextSibling;
     if (c.nodeType === 8) node.removeChild(c);
-    else if (c.nodeType === 1) removeComments(c);
+    else if (c.nodeType === 1 && c !== keep) removeComments(c, keep);
     c = next;
   }
 }
