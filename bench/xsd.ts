@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseDocument } from '../src/core/document.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
-import { createXsdValidator, withPlaceholderSignature } from '../src/core/xsd/index.js';
+import { createXsdValidator, withPlaceholderSignature } from '../src/adapters/xsd/index.js';
 import { ISSUER } from '../test/helpers/bodies.js';
 
 const body = JSON.parse(readFileSync(new URL('../fixtures/documents/02-fe-bienes-servicios-descuentos.json', import.meta.url), 'utf8'));

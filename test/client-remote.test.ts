@@ -227,12 +227,12 @@ describe('openBackend', () => {
     }
     // Expired by the injected clock: one line, exit 4, before any request.
     const late = makeCtx(() => new Date(Date.now() + 9 * 3600_000));
-    await expect(openBackend(late.ctx, 'hosted')).rejects.toMatchObject({ name: 'SilentExit', exitCode: 4 });
-    expect(late.stderr()).toBe('session expired: run fecr login\n');
+    await expect(openBackend(late.ctx, 'hosted')).rejects.toMatchObject({ name: 'ClientError', code: 'auth', bare: true, message: 'session expired: run fecr login' });
+    expect(late.stderr()).toBe(''); // the client prints nothing: the CLI shows the line
     // Not logged in on another remote profile: exit 4 naming the profile.
     expect((await runCli(['config', 'set', 'authUrl', serve.ready.authUrl, '--profile', 'p2'], { env })).code).toBe(0);
     expect((await runCli(['config', 'set', 'baseUrl', serve.ready.baseUrl, '--profile', 'p2'], { env })).code).toBe(0);
-    await expect(openBackend(makeCtx().ctx, 'p2')).rejects.toMatchObject({ exitCode: 4, message: 'not logged in: run fecr login --profile p2' });
+    await expect(openBackend(makeCtx().ctx, 'p2')).rejects.toMatchObject({ code: 'auth', message: 'not logged in: run fecr login --profile p2' });
   });
 
   it('gives the local backend for a local profile', async () => {

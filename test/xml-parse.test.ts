@@ -14,7 +14,7 @@ import {
   XmlParseError,
   type MensajeHaciendaInput,
 } from '../src/core/xml/parse.js';
-import { createXsdValidator, withPlaceholderSignature } from '../src/core/xsd/index.js';
+import { createXsdValidator, withPlaceholderSignature } from '../src/adapters/xsd/index.js';
 import { ALL_FIXTURES, feExoneracionFixture, feFixture, ncFixture, teExtranjeroFixture, teFixture } from './xml-fixtures.js';
 
 const xsd = createXsdValidator();

@@ -6,7 +6,7 @@ import { parseDocument } from '../src/core/document.js';
 import { Decimal } from '../src/core/money.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
 import { KINDS } from '../src/core/xml/kinds.js';
-import { createXsdValidator, withPlaceholderSignature } from '../src/core/xsd/index.js';
+import { createXsdValidator, withPlaceholderSignature } from '../src/adapters/xsd/index.js';
 import { ISSUER } from './helpers/bodies.js';
 
 const RATES: Record<string, string> = { '01': '0', '02': '1', '03': '2', '04': '4', '08': '13', '09': '0.5', '10': '0', '11': '0' };

@@ -13,8 +13,8 @@ import {
   XmllintBinaryValidator,
   XmllintWasmValidator,
   type XsdValidator,
-} from '../src/core/xsd/index.js';
-import { parseXmllintOutput } from '../src/core/xsd/output.js';
+} from '../src/adapters/xsd/index.js';
+import { parseXmllintOutput } from '../src/adapters/xsd/output.js';
 import { ALL_FIXTURES, feFixture, ncFixture, teFixture } from './xml-fixtures.js';
 
 const backends: [string, XsdValidator][] = [

@@ -11,8 +11,13 @@ export const EXIT = {
   rejected: 3,
   auth: 4,
   pending: 8,
+  /** Ctrl-C (128 + SIGINT, as shells report it). */
+  interrupted: 130,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** The exit code of each code of the client's own errors (src/client/errors.ts). */
+export const CLIENT_EXIT = { usage: EXIT.usage, auth: EXIT.auth, error: EXIT.error } as const satisfies Record<string, ExitCode>;
 
 export const EXIT_CODE_HELP = `Exit codes:
   0  ok
@@ -20,7 +25,8 @@ export const EXIT_CODE_HELP = `Exit codes:
   2  usage (unknown command or flag, missing argument)
   3  rejected by Hacienda
   4  authentication (bad credentials, expired or revoked session)
-  8  still pending (a wait timed out before Hacienda decided)`;
+  8  still pending (a wait timed out before Hacienda decided)
+  130  interrupted (Ctrl-C); fecr batch then says to rerun with --resume`;
 
 export class UserError extends Error {
   constructor(

@@ -24,7 +24,7 @@ import { defineLookupCommands } from '../commands/lookups/index.js';
 import { defineSendCommand } from '../commands/send/index.js';
 import { defineStatusCommand } from '../commands/status/index.js';
 import type { Ctx } from './context.js';
-import { EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
+import { CLIENT_EXIT, EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
 import { examplesHelp } from './examples.js';
 import { processIO, writeLine, type IO } from './io.js';
 
@@ -143,6 +143,13 @@ async function report(ctx: Ctx, e: unknown): Promise<number> {
     writeLine(ctx.io.stderr, `error: ${e.message}`);
     if (ctx.debug && e.cause) writeLine(ctx.io.stderr, String((e.cause as Error).stack ?? e.cause));
     return e.exitCode;
+  }
+  // The client's own failures (profiles, config file, sessions): its code says the exit code.
+  const { ClientError } = await import('../client/errors.js');
+  if (e instanceof ClientError) {
+    writeLine(ctx.io.stderr, e.bare ? e.message : `error: ${e.message}`);
+    if (ctx.debug && e.cause) writeLine(ctx.io.stderr, String((e.cause as Error).stack ?? e.cause));
+    return CLIENT_EXIT[e.code];
   }
   // A full disk or a lost database connection: one line that says nothing was lost (src/store/faults.ts).
   const { isStoreFault } = await import('../store/faults.js');

@@ -44,28 +44,8 @@ export interface IssuerSummary {
   ambiente: number;
 }
 
-/**
- * An issuer's record as registered, without any secret: never claveHacienda, pinCertificado,
- * certificadoHacienda nor the signing key decoded from the .p12.
- */
-export interface IssuerDetails {
-  identificacion: string;
-  tipoIdentificacion: string;
-  nombre?: string;
-  nombreComercial: string;
-  codigoActividad: string;
-  sucursal: number;
-  telefono: string;
-  correoElectronico: string;
-  ubicacion: { provincia: string; canton: string; distrito: string; barrio?: string; direccion: string };
-  /** 1 production, 2 testing (Hacienda's sandbox). */
-  ambiente: number;
-  usuarioHacienda: string;
-  proveedorSistemas?: string;
-  /** ISO 8601 instants. */
-  registeredAt: string;
-  updatedAt: string;
-}
+export type { IssuerDetails } from '../api/contract.js';
+import type { IssuerDetails } from '../api/contract.js';
 
 export interface CabysEntry {
   codigo: string;

@@ -16,7 +16,7 @@
  * Heavy modules (the use cases, the worker, the emulator) are imported on first use.
  */
 import path from 'node:path';
-import type { Ctx } from '../cli/context.js';
+import type { ClientContext as Ctx } from './context.js';
 import type { HaciendaEndpoints } from '../hacienda/index.js';
 import type { ServiceContext } from '../service/context.js';
 import type { OpenedService } from '../service/runtime.js';
@@ -344,13 +344,14 @@ class LocalBackend implements Backend {
   }
 
   private async startEmulator(options: { dataFile: string; processingDelayMs: number }): Promise<void> {
-    const { startEmulator, startEmulatorThread } = await import('../hacienda/index.js');
     if (this.opts.bulk) {
       // On a thread of its own: the emulator's work (HTTP, state, the analysis of every document) runs beside
       // this event loop, which has the service's work to do (a batch keeps both busy).
+      const { startEmulatorThread } = await import('../emulator/thread.js');
       const t = await startEmulatorThread(options);
       this.emulator = { url: t.url, whenIdle: () => t.whenIdle(), isIdle: async () => (await t.pending()) === 0, close: () => t.close() };
     } else {
+      const { startEmulator } = await import('../emulator/index.js');
       const e = await startEmulator(options);
       this.emulator = { url: e.url, whenIdle: () => e.state.whenIdle(), isIdle: async () => e.state.pending === 0, fault: () => e.state.processingFault, close: () => e.close() };
     }

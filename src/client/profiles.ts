@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { z } from 'zod';
-import { UsageError, UserError } from '../cli/errors.js';
+import { ClientError } from './errors.js';
 
 export const DEFAULT_PROFILE = 'default';
 export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -89,7 +89,7 @@ export type ProfileSource = '--profile' | 'FECR_PROFILE' | '';
 export function profileChoice(env: Record<string, string | undefined>, flag?: string): { name: string; from: ProfileSource } {
   const [name, from]: [string, ProfileSource] =
     flag !== undefined ? [flag, '--profile'] : env.FECR_PROFILE ? [env.FECR_PROFILE, 'FECR_PROFILE'] : [DEFAULT_PROFILE, ''];
-  if (!PROFILE_NAME.test(name)) throw new UsageError(`${from}: "${name}" is not a profile name (letters, digits, ".", "_", "-"; at most 64)`);
+  if (!PROFILE_NAME.test(name)) throw new ClientError('usage', `${from}: "${name}" is not a profile name (letters, digits, ".", "_", "-"; at most 64)`);
   return { name, from };
 }
 
@@ -154,9 +154,9 @@ export function configDir(env: Record<string, string | undefined>): string {
 
 /** Checks one value for a key; returns it normalised (trimmed, URL without trailing "/", absolute data dir). */
 export function checkValue(key: string, value: string, cwd: string): string {
-  if (!(PROFILE_KEYS as string[]).includes(key)) throw new UsageError(`unknown key "${key}" (keys: ${PROFILE_KEYS.join(', ')})`);
+  if (!(PROFILE_KEYS as string[]).includes(key)) throw new ClientError('usage', `unknown key "${key}" (keys: ${PROFILE_KEYS.join(', ')})`);
   const r = KEY_SCHEMAS[key as ProfileKey].safeParse(value);
-  if (!r.success) throw new UsageError(`${key}: ${r.error.issues[0]?.message ?? 'invalid value'} (got "${value}")`);
+  if (!r.success) throw new ClientError('usage', `${key}: ${r.error.issues[0]?.message ?? 'invalid value'} (got "${value}")`);
   return key === 'dataDir' ? path.resolve(cwd, r.data) : r.data;
 }
 
@@ -178,7 +178,7 @@ export function resolveProfile(name: string, stored: StoredProfile = {}): Profil
     const v = stored[key];
     if (v === undefined || key === 'mode') continue;
     const r = KEY_SCHEMAS[key].safeParse(v);
-    if (!r.success) throw new UsageError(`profile "${name}": ${key}: ${r.error.issues[0]?.message ?? 'invalid value'} (fix it with: fecr config set ${key} VALUE${flagFor(name)})`);
+    if (!r.success) throw new ClientError('usage', `profile "${name}": ${key}: ${r.error.issues[0]?.message ?? 'invalid value'} (fix it with: fecr config set ${key} VALUE${flagFor(name)})`);
     values[key] = r.data;
   }
   if (mode === 'local') {
@@ -190,7 +190,7 @@ export function resolveProfile(name: string, stored: StoredProfile = {}): Profil
     };
   }
   for (const key of ['authUrl', 'baseUrl'] as const) {
-    if (values[key] === undefined) throw new UsageError(`profile "${name}" is remote but has no ${key} (set it with: fecr config set ${key} URL${flagFor(name)})`);
+    if (values[key] === undefined) throw new ClientError('usage', `profile "${name}" is remote but has no ${key} (set it with: fecr config set ${key} URL${flagFor(name)})`);
   }
   return { mode: 'remote', authUrl: values.authUrl!, baseUrl: values.baseUrl!, ...(values.base !== undefined ? { base: values.base } : {}) };
 }
@@ -241,7 +241,7 @@ export class ProfileStore {
     const checked: [ProfileKey, string][] = [];
     for (const [key, value] of pairs) {
       const v = checkValue(key, value, cwd);
-      if (seen.has(key)) throw new UsageError(`${key} is given twice`);
+      if (seen.has(key)) throw new ClientError('usage', `${key} is given twice`);
       seen.add(key);
       checked.push([key as ProfileKey, v]);
     }
@@ -263,12 +263,12 @@ export class ProfileStore {
 
   /** Throws the usage error of an unknown profile (with the closest existing name) unless `name` exists. */
   requireExisting(name: string, from: ProfileSource): void {
-    if (!this.exists(name)) throw new UsageError(unknownProfileMessage(name, from, this.names()));
+    if (!this.exists(name)) throw new ClientError('usage', unknownProfileMessage(name, from, this.names()));
   }
 
   /** Removes a key; true when it was set. */
   async unset(name: string, key: string): Promise<boolean> {
-    if (!(PROFILE_KEYS as string[]).includes(key)) throw new UsageError(`unknown key "${key}" (keys: ${PROFILE_KEYS.join(', ')})`);
+    if (!(PROFILE_KEYS as string[]).includes(key)) throw new ClientError('usage', `unknown key "${key}" (keys: ${PROFILE_KEYS.join(', ')})`);
     const all = this.all();
     const p = all[name];
     if (!p || !(key in p)) return false;
@@ -285,9 +285,9 @@ export class ProfileStore {
       conf.set('profiles', all);
       this.config = { ...this.config, profiles: all };
     } catch (e) {
-      if (e instanceof SyntaxError) throw new UserError(`${this.file}: invalid JSON (${e.message}); fix or remove it`);
+      if (e instanceof SyntaxError) throw new ClientError('error', `${this.file}: invalid JSON (${e.message}); fix or remove it`);
       const code = (e as NodeJS.ErrnoException).code;
-      if (code) throw new UserError(`${this.file}: cannot write (${code})`);
+      if (code) throw new ClientError('error', `${this.file}: cannot write (${code})`);
       throw e;
     }
   }
@@ -309,7 +309,7 @@ export async function openProfiles(env: Record<string, string | undefined>): Pro
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return new ProfileStore({}, dir);
-    throw new UserError(`${file}: cannot read (${code ?? 'error'})`);
+    throw new ClientError('error', `${file}: cannot read (${code ?? 'error'})`);
   }
   // conf treats an empty file as an empty config.
   if (text.trim() === '') return new ProfileStore({}, dir);
@@ -317,9 +317,9 @@ export async function openProfiles(env: Record<string, string | undefined>): Pro
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    throw new UserError(`${file}: invalid JSON (${(e as Error).message}); fix or remove it`);
+    throw new ClientError('error', `${file}: invalid JSON (${(e as Error).message}); fix or remove it`);
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UserError(`${file}: not a JSON object; fix or remove it`);
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ClientError('error', `${file}: not a JSON object; fix or remove it`);
   return new ProfileStore(parsed as ConfigShape, dir);
 }
 

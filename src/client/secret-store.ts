@@ -5,7 +5,7 @@
  */
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { UserError } from '../cli/errors.js';
+import { ClientError } from './errors.js';
 
 export type TokenSource = 'env' | 'keychain' | 'file';
 
@@ -94,7 +94,7 @@ export async function saveToken(opts: SecretStoreOptions, profile: string, token
   } catch (e) {
     rmSync(tmp, { force: true });
     const code = (e as NodeJS.ErrnoException).code;
-    if (code) throw new UserError(`no OS keychain available and ${file} cannot be written (${code})`);
+    if (code) throw new ClientError('error', `no OS keychain available and ${file} cannot be written (${code})`);
     throw e;
   }
   opts.warn?.(`warning: no OS keychain available: the session token of profile "${profile}" is in ${file} (mode 0600)`);

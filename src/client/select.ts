@@ -5,9 +5,8 @@
  * refuses before its expiry is "session revoked: run fecr login", exit 4); local profiles get
  * the in-process service of src/client/local-backend.ts. Light to import: everything heavy loads on use.
  */
-import type { Ctx } from '../cli/context.js';
-import { EXIT, SilentExit, UserError } from '../cli/errors.js';
-import { writeLine } from '../cli/io.js';
+import type { ClientContext as Ctx } from './context.js';
+import { ClientError } from './errors.js';
 import type { Backend } from './backend.js';
 import type { LocalBackendOptions } from './local-backend.js';
 import type { ActiveProfile, LocalProfile, ProfileSource, RemoteProfile } from './profiles.js';
@@ -72,16 +71,14 @@ export interface Session {
   secondsLeft: number | null;
 }
 
-/** Prints the one line of an expired session and ends with exit code 4. */
-export function sessionExpired(ctx: Ctx): never {
-  writeLine(ctx.io.stderr, SESSION_EXPIRED_LINE);
-  throw new SilentExit(EXIT.auth);
+/** The one line of an expired session (the CLI shows it as is, exit 4). */
+export function sessionExpired(): never {
+  throw new ClientError('auth', SESSION_EXPIRED_LINE, { bare: true });
 }
 
-/** Prints the one line of a session the service refused before its expiry and ends with exit code 4. */
-export function sessionRevoked(ctx: Ctx): never {
-  writeLine(ctx.io.stderr, SESSION_REVOKED_LINE);
-  throw new SilentExit(EXIT.auth);
+/** The one line of a session the service refused before its expiry (the CLI shows it as is, exit 4). */
+export function sessionRevoked(): never {
+  throw new ClientError('auth', SESSION_REVOKED_LINE, { bare: true });
 }
 
 /** Whether a session is past its own expiry by the CLI's clock (the service refusing it otherwise means revoked). */
@@ -98,7 +95,7 @@ export async function decodeSession(ctx: Ctx, token: string, source: TokenSource
     claims = decodeJwt(token) as SessionClaims;
   } catch {
     const where = source === 'env' ? 'FECR_TOKEN' : `the stored token (${source})`;
-    throw new UserError(`${where} is not a valid session token: run fecr login`, EXIT.auth);
+    throw new ClientError('auth', `${where} is not a valid session token: run fecr login`);
   }
   const secondsLeft = typeof claims.exp === 'number' ? claims.exp - Math.floor(ctx.now().getTime() / 1000) : null;
   return { token, source, claims, secondsLeft };
@@ -115,10 +112,10 @@ export async function openSession(ctx: Ctx, active: ActiveProfile, opts: { allow
   if (!found) {
     if (opts.optional) return null;
     const { flagFor } = await import('./profiles.js');
-    throw new UserError(`not logged in: run fecr login${flagFor(active.name)}`, EXIT.auth);
+    throw new ClientError('auth', `not logged in: run fecr login${flagFor(active.name)}`);
   }
   const session = await decodeSession(ctx, found.token, found.source);
-  if (!opts.allowExpired && session.secondsLeft !== null && session.secondsLeft <= 0) sessionExpired(ctx);
+  if (!opts.allowExpired && session.secondsLeft !== null && session.secondsLeft <= 0) sessionExpired();
   return session;
 }
 

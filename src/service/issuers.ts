@@ -7,7 +7,7 @@
 import { parseIssuer } from '../core/document.js';
 import type { IssuerRecord } from '../core/input/schema.js';
 import { credentialsFromKeyPair, exportKeyPair, loadP12, SigningError, validityAt, type SigningCredentials, type SigningKeyPair } from '../core/sign/p12.js';
-import type { IssuerDetails } from '../client/backend.js';
+import type { IssuerDetails } from '../api/contract.js';
 import type { Issuer } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';

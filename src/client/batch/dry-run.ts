@@ -14,14 +14,14 @@ export async function validateBatch(
   const [{ parseDocument }, { buildComprobanteXml, KINDS }, { createXsdValidator, withPlaceholderSignature }, { placeholderIssuer }, { findingForRows }] = await Promise.all([
     import('../../core/document.js'),
     import('../../core/xml/build.js'),
-    import('../../core/xsd/index.js'),
-    import('../../commands/document/issuer-input.js'),
+    import('../../adapters/xsd/index.js'),
+    import('../../core/placeholder-issuer.js'),
     import('./csv.js'),
   ]);
   const summary: BatchSummary = { total: 0, sent: 0, invalid: 0, errors: 0, skipped: 0, interrupted: false };
   const validator = createXsdValidator();
   const chunkSize = o.chunk ?? 100;
-  type Ok = { item: BatchItem; xml: string; schema: import('../../core/xsd/index.js').SchemaName };
+  type Ok = { item: BatchItem; xml: string; schema: import('../../adapters/xsd/index.js').SchemaName };
   let pending: Ok[] = [];
 
   const emit = (r: BatchResult) => {

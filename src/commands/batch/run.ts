@@ -1,7 +1,7 @@
 import { createWriteStream, existsSync, statSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import type { Ctx } from '../../cli/context.js';
-import { EXIT, SilentExit, UsageError, UserError, type ExitCode } from '../../cli/errors.js';
+import { EXIT, SilentExit, UsageError, UserError } from '../../cli/errors.js';
 import { resolvePath, writeLine } from '../../cli/io.js';
 import { canRedraw, info, printJson, progressStyle, terminalColumns } from '../../cli/output.js';
 import { renderTable } from '../../cli/table.js';
@@ -9,8 +9,6 @@ import type { BatchResult, BatchSummary } from '../../client/batch/runner.js';
 import { withBackend } from '../backend.js';
 import type { BatchFlags } from './index.js';
 
-/** Exit code after Ctrl-C (128 + SIGINT), as shells report it. */
-const EXIT_INTERRUPTED = 130 as ExitCode;
 
 /**
  * A batch allocates steadily for minutes (documents, XML, SQL rows) while keeping little alive: V8 would let the
@@ -109,7 +107,7 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
   if (fatal) throw new UserError((fatal as Error).message, EXIT.auth);
   if (summary.interrupted) {
     info(ctx, `interrupted: ${summary.total} document${summary.total === 1 ? '' : 's'} processed; run the same command with --resume to continue`);
-    throw new SilentExit(EXIT_INTERRUPTED);
+    throw new SilentExit(EXIT.interrupted);
   }
   if (summary.invalid > 0 || summary.errors > 0) throw new SilentExit(EXIT.error);
   if (opts.wait && (summary.rechazado ?? 0) > 0) throw new SilentExit(EXIT.rejected);

@@ -4,7 +4,8 @@ import { invalidHeadline } from '../../cli/findings.js';
 import { readJson, writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
 import type { Finding } from '../../core/model.js';
-import { placeholderIssuer, readIssuer } from './issuer-input.js';
+import { placeholderIssuer } from '../../core/placeholder-issuer.js';
+import { readIssuer } from './issuer-input.js';
 
 export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?: boolean; xsd: boolean }): Promise<void> {
   const body = await readJson(ctx.io, file);
@@ -15,7 +16,7 @@ export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?
   if (parsed.ok && opts.xsd) {
     const { buildComprobanteXml, KINDS } = await import('../../core/xml/build.js');
     const { XmlCharError } = await import('../../core/xml/canonical.js');
-    const { createXsdValidator, withPlaceholderSignature } = await import('../../core/xsd/index.js');
+    const { createXsdValidator, withPlaceholderSignature } = await import('../../adapters/xsd/index.js');
     let unsigned: string | undefined;
     try {
       unsigned = buildComprobanteXml(parsed.doc, parsed.totals);

@@ -15,7 +15,7 @@ export async function run(ctx: Ctx, file: string, opts: { json?: boolean; xsd: b
     if (!schema) {
       addCheck(report, { name: 'xsd', ok: false, detail: 'the root element is not a known v4.4 document' });
     } else {
-      const { createXsdValidator } = await import('../../core/xsd/index.js');
+      const { createXsdValidator } = await import('../../adapters/xsd/index.js');
       const [r] = await createXsdValidator().validate(xml, schema);
       addCheck(report, {
         name: 'xsd',

@@ -14,7 +14,7 @@
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import type { Ctx } from '../../cli/context.js';
-import { UserError, type ExitCode } from '../../cli/errors.js';
+import { EXIT, UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
 import type { Backend, IssuerSummary, TaxpayerSummary } from '../../client/backend.js';
 
@@ -26,8 +26,6 @@ const TIPOS = [
   { value: '04', name: '04 NITE' },
 ];
 const OTHER = '__other__';
-/** Exit code after Ctrl-C at a prompt (128 + SIGINT), as shells report it. */
-const EXIT_INTERRUPTED = 130 as ExitCode;
 
 /** Hacienda's activity code ("6201.0", CIIU-4 style) as the issuer record's 6 characters ("620100"). */
 export function activityCode(codigo: string): string {
@@ -187,7 +185,7 @@ export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'registe
     return record;
   } catch (e) {
     const name = (e as Error)?.name;
-    if (name === 'ExitPromptError' || name === 'AbortPromptError') throw new UserError(`cancelled: nothing was ${verb === 'register' ? 'registered' : 'updated'}`, EXIT_INTERRUPTED);
+    if (name === 'ExitPromptError' || name === 'AbortPromptError') throw new UserError(`cancelled: nothing was ${verb === 'register' ? 'registered' : 'updated'}`, EXIT.interrupted);
     throw e;
   }
 }

@@ -1,35 +1,13 @@
 /**
- * XSD validation of v4.4 documents against the vendored official schemas, with two backends:
- * the `xmllint` binary (fast, batched in one process) and xmllint-wasm (in-process, no binary).
+ * XSD validation, as core knows it: the validator's interface, the schemas' names and paths, and the placeholder
+ * signature that lets an unsigned document be validated. The validators themselves (the xmllint binary, xmllint-wasm)
+ * are adapters: src/adapters/xsd/.
  */
 import { el, serialize } from '../xml/canonical.js';
 import { NS_DS } from '../xml/kinds.js';
-import { hasXmllintBinary, XmllintBinaryValidator } from './binary.js';
-import type { XsdValidator } from './types.js';
-import { XmllintWasmValidator } from './wasm.js';
 
 export type { XsdBackend, XsdError, XsdResult, XsdValidator } from './types.js';
 export { SCHEMAS, SCHEMA_NAMES, isSchemaName, schemaPath, type SchemaInfo, type SchemaName } from './schemas.js';
-export { XmllintBinaryValidator, hasXmllintBinary } from './binary.js';
-export { XmllintWasmValidator } from './wasm.js';
-
-export interface CreateXsdValidatorOptions {
-  /** 'auto' (default): the binary when it runs, else wasm. 'binary' fails when there is no binary. */
-  prefer?: 'binary' | 'wasm' | 'auto';
-  /** xmllint executable (binary backend); default "xmllint". */
-  binary?: string;
-  /** Binary backend: start xmllint from one long-lived shell (see XmllintBinaryValidator); default false. */
-  persistentShell?: boolean;
-}
-
-export function createXsdValidator(options: CreateXsdValidatorOptions = {}): XsdValidator {
-  const prefer = options.prefer ?? 'auto';
-  const binary = options.binary ?? 'xmllint';
-  if (prefer === 'wasm') return new XmllintWasmValidator();
-  if (hasXmllintBinary(binary)) return new XmllintBinaryValidator({ binary, ...(options.persistentShell ? { persistentShell: true } : {}) });
-  if (prefer === 'binary') throw new Error(`the xmllint binary (${binary}) is not available; install libxml2-utils or use the wasm backend`);
-  return new XmllintWasmValidator();
-}
 
 /**
  * Every v4.4 XSD requires a ds:Signature at the end of the root. To validate a document before

@@ -2,9 +2,8 @@
  * The vendored XSDs (schemas/xsd/, see schemas/xsd/SOURCES.md) and where to find them.
  * The folder is located relative to this module so that it works from src/ (tsx, vitest) and
  * from dist/ (compiled): src/core/xsd/ and dist/core/xsd/ are both three levels below the root.
- * Reading these files is the only I/O of src/core.
+ * Reading them is the adapters' (src/adapters/xsd/): core only names them.
  */
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { KINDS, NS_BASE_V44, SCHEMA_SET, type SchemaName } from '../xml/kinds.js';
 
@@ -55,14 +54,4 @@ export function schemaPath(name: SchemaName): string {
   return fileURLToPath(new URL(SCHEMAS[name].file, SCHEMAS_DIR_URL));
 }
 
-const cache = new Map<string, string>();
 
-/** Contents of a file under schemas/xsd/, read once per process. */
-export function readSchemaFile(relative: string): string {
-  let text = cache.get(relative);
-  if (text === undefined) {
-    text = readFileSync(new URL(relative, SCHEMAS_DIR_URL), 'utf8');
-    cache.set(relative, text);
-  }
-  return text;
-}

@@ -9,7 +9,7 @@
  *   <source line>            (context lines of a parser error: skipped)
  *   ^
  */
-import type { XsdError, XsdResult } from './types.js';
+import type { XsdError, XsdResult } from '../../core/xsd/types.js';
 
 export function batchFileName(index: number): string {
   return `doc-${String(index + 1).padStart(6, '0')}.xml`;

@@ -13,10 +13,10 @@ import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { SchemaName } from '../xml/kinds.js';
+import type { SchemaName } from '../../core/xml/kinds.js';
 import { batchFileName, parseXmllintOutput } from './output.js';
-import { SCHEMAS, schemaPath } from './schemas.js';
-import type { XsdResult, XsdValidator } from './types.js';
+import { SCHEMAS, schemaPath } from '../../core/xsd/schemas.js';
+import type { XsdResult, XsdValidator } from '../../core/xsd/types.js';
 
 export interface BinaryValidatorOptions {
   /** Executable name or path; default "xmllint". */

@@ -5,10 +5,11 @@
  * xmldsig schema are placed in the in-memory file system with the same layout as schemas/xsd/,
  * so the XSD's `import schemaLocation="../../xmldsig-core-schema.xsd"` resolves unchanged.
  */
-import type { SchemaName } from '../xml/kinds.js';
+import type { SchemaName } from '../../core/xml/kinds.js';
 import { batchFileName, parseXmllintOutput } from './output.js';
-import { readSchemaFile, SCHEMAS, XMLDSIG_XSD } from './schemas.js';
-import type { XsdResult, XsdValidator } from './types.js';
+import { readFileSync } from 'node:fs';
+import { SCHEMAS, SCHEMAS_DIR_URL, XMLDSIG_XSD } from '../../core/xsd/schemas.js';
+import type { XsdResult, XsdValidator } from '../../core/xsd/types.js';
 
 type ValidateXML = typeof import('xmllint-wasm').validateXML;
 
@@ -73,4 +74,16 @@ export class XmllintWasmValidator implements XsdValidator {
     }
     return results;
   }
+}
+
+const schemaFiles = new Map<string, string>();
+
+/** Contents of a file under schemas/xsd/, read once per process. */
+function readSchemaFile(relative: string): string {
+  let text = schemaFiles.get(relative);
+  if (text === undefined) {
+    text = readFileSync(new URL(relative, SCHEMAS_DIR_URL), 'utf8');
+    schemaFiles.set(relative, text);
+  }
+  return text;
 }

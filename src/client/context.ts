@@ -1,0 +1,18 @@
+/**
+ * What the client code needs of its caller: the environment, the working directory, a stream for warnings and
+ * logs, a clock and random bytes. The CLI's context (src/cli/context.ts) is one; tests make their own.
+ */
+import type { Writable } from 'node:stream';
+
+export interface ClientContext {
+  io: {
+    env: Record<string, string | undefined>;
+    cwd: string;
+    /** Warnings (`warning: …`) and, with debug, logs. */
+    stderr: Writable;
+  };
+  /** Log more (the CLI's --debug). */
+  debug: boolean;
+  now(): Date;
+  randomBytes(n: number): Uint8Array;
+}
