@@ -14,7 +14,7 @@ import { buildComprobanteXml } from '../src/core/xml/build.js';
 import { parseMensajeHaciendaXml } from '../src/core/xml/parse.js';
 import type { Comprobante } from '../src/core/model.js';
 import { parseDetalleErrors, ReceptionClient, resolveEndpoints, type HaciendaEndpoints, type ReceptionStatus, type SubmitRequest } from '../src/hacienda/client/index.js';
-import { startEmulator, type RunningEmulator } from '../src/hacienda/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
 import { FAST_RETRY } from './helpers/hacienda.js';
 

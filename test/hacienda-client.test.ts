@@ -25,7 +25,7 @@ import {
   logoutPath,
   type HaciendaEndpoints,
 } from '../src/hacienda/client/index.js';
-import { startEmulator, type RunningEmulator } from '../src/hacienda/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { FAST_RETRY, acceptAll, claveFor, fakeClock, submission } from './helpers/hacienda.js';
 
 const CREDS = { username: 'cpj-3-101-123456@stag.comprobanteselectronicos.go.cr', password: 'secreto' };

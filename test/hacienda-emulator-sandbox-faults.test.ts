@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { ReceptionClient, resolveEndpoints } from '../src/hacienda/client/index.js';
-import { startEmulator, type RunningEmulator } from '../src/hacienda/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { FAST_RETRY, acceptAll, claveFor, fakeClock, submission } from './helpers/hacienda.js';
 import { spawnFecr } from './helpers/spawn.js';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { createRemoteJWKSet, jwtVerify, decodeProtectedHeader } from 'jose';
 import { ReceptionClient, resolveEndpoints } from '../src/hacienda/client/index.js';
-import { startEmulator, type RunningEmulator } from '../src/hacienda/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { verifyXades } from '../src/core/sign/verify.js';
 import { acceptAll, claveFor, submission, FAST_RETRY } from './helpers/hacienda.js';
 

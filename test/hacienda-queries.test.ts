@@ -3,9 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { InvalidQueryError, PublicQueryClient } from '../src/hacienda/client/index.js';
-import { startEmulator, type RunningEmulator } from '../src/hacienda/emulator/index.js';
-import { Registry, normalizeText } from '../src/hacienda/emulator/registry.js';
-import { DEFAULT_CABYS_FILE, DEFAULT_REGISTRY_FILE } from '../src/hacienda/emulator/paths.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
+import { Registry, normalizeText } from '../src/emulator/registry.js';
+import { DEFAULT_CABYS_FILE, DEFAULT_REGISTRY_FILE } from '../src/emulator/paths.js';
 import { fakeClock } from './helpers/hacienda.js';
 
 let emu: RunningEmulator;

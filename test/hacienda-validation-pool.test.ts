@@ -16,10 +16,10 @@ import { signCanonical } from '../src/core/sign/xades.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
 import { parseComprobanteDom, parseComprobanteXml } from '../src/core/xml/parse.js';
 import { ReceptionClient, resolveEndpoints } from '../src/hacienda/client/index.js';
-import { XmllintBinaryValidator } from '../src/core/xsd/index.js';
-import { CODIGOS, createDefaultValidator, createPooledValidator, startEmulator, type ValidationMeta } from '../src/hacienda/emulator/index.js';
-import { startEmulatorThread } from '../src/hacienda/emulator/thread.js';
-import { BatchingXsd, EmulatorPool } from '../src/hacienda/emulator/validate.js';
+import { XmllintBinaryValidator } from '../src/adapters/xsd/index.js';
+import { CODIGOS, createDefaultValidator, createPooledValidator, startEmulator, type ValidationMeta } from '../src/emulator/index.js';
+import { startEmulatorThread } from '../src/emulator/thread.js';
+import { BatchingXsd, EmulatorPool } from '../src/emulator/validate.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
 import { FAST_RETRY } from './helpers/hacienda.js';
 
@@ -276,7 +276,7 @@ describe('the emulator with its worker threads', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fecr-pool-'));
     try {
       const script = join(dir, 'run.mts');
-      const entry = new URL('../src/hacienda/emulator/index.ts', import.meta.url).href;
+      const entry = new URL('../src/emulator/index.ts', import.meta.url).href;
       writeFileSync(
         script,
         [

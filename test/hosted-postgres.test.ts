@@ -12,7 +12,7 @@ import { sql } from '#kysely';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveEndpoints } from '../src/hacienda/index.js';
-import { startEmulator, type RunningEmulator } from '../src/hacienda/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { createAccount } from '../src/service/accounts.js';
 import type { ServiceContext } from '../src/service/context.js';
 import { submitDocument } from '../src/service/documents.js';

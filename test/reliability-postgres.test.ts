@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient, type HttpResponse } from '../src/client/http-client.js';
 import { RemoteBackend } from '../src/client/remote-backend.js';
 import { resolveEndpoints } from '../src/hacienda/index.js';
-import { startEmulator, type RunningEmulator } from '../src/hacienda/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { createAccount } from '../src/service/accounts.js';
 import type { ServiceContext } from '../src/service/context.js';
 import { registerIssuer } from '../src/service/issuers.js';

@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyXades } from '../src/core/sign/verify.js';
 import { createTestP12 } from '../src/core/sign/testcert.js';
-import { startEmulator, type RunningEmulator } from '../src/hacienda/index.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { API_PATHS, buildApiApp } from '../src/server/api-app.js';
 import { EXTRA_PATHS } from '../src/server/api-extra.js';
 import { createAccount } from '../src/service/accounts.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadP12 } from '../src/core/sign/p12.js';
 import { verifyXades } from '../src/core/sign/verify.js';
 import { createTestP12 } from '../src/core/sign/testcert.js';
-import { startEmulator, type RunningEmulator } from '../src/hacienda/index.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { canonicalJson, getDocument, hashBody, listDocuments, submitDocument } from '../src/service/documents.js';
 import { getFile } from '../src/service/files.js';
 import {

@@ -13,7 +13,7 @@ import { parseConsecutivo, securityCodeFrom } from '../src/core/clave.js';
 import { issueComprobante } from '../src/core/comprobante.js';
 import { money } from '../src/core/money.js';
 import { resolveEndpoints } from '../src/hacienda/client/index.js';
-import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../src/hacienda/emulator/index.js';
+import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../src/emulator/index.js';
 import { createAccount } from '../src/service/accounts.js';
 import type { ServiceContext } from '../src/service/context.js';
 import { findIssuer, registerIssuer } from '../src/service/issuers.js';

@@ -18,7 +18,7 @@ import type { SigningCredentials } from '../src/core/sign/p12.js';
 import { money } from '../src/core/money.js';
 import { parseMensajeHaciendaXml } from '../src/core/xml/parse.js';
 import { resolveEndpoints } from '../src/hacienda/client/index.js';
-import { startEmulator, type RunningEmulator } from '../src/hacienda/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { createAccount } from '../src/service/accounts.js';
 import type { ServiceContext } from '../src/service/context.js';
 import { findIssuer, registerIssuer } from '../src/service/issuers.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { sql } from '#kysely';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../src/hacienda/index.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { buildApiApp } from '../src/server/api-app.js';
 import { createAccount } from '../src/service/accounts.js';
 import { ensureSigningKey } from '../src/service/keys.js';

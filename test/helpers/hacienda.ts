@@ -1,5 +1,5 @@
 // Helpers for the Hacienda client/emulator tests: claves, a pass-through validator, a shared fake clock.
-import type { ComprobanteValidator } from '../../src/hacienda/emulator/validate.js';
+import type { ComprobanteValidator } from '../../src/emulator/validate.js';
 
 /** A syntactically valid clave for issuer 3101123456, FE, sequence `n`, date 15/03/26. */
 export function claveFor(n: number, opts: { id?: string; date?: string; security?: string } = {}): string {

@@ -29,7 +29,7 @@ export async function run(ctx: Ctx, f: ServeEmulatorFlags): Promise<void> {
     ...(f.quotaPerMinute !== undefined && { quotaPerMinute: num('--quota-per-minute', f.quotaPerMinute, { min: 1, max: 1_000_000, integer: true }) }),
   };
   const validationThreads = num('--validation-threads', f.validationThreads, { max: 64, integer: true });
-  const { startEmulator } = await import('../../hacienda/index.js');
+  const { startEmulator } = await import('../../emulator/index.js');
   let emulator;
   try {
     emulator = await startEmulator({

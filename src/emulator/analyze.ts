@@ -26,15 +26,15 @@
  * unknown, a code of this emulator's own in the -9000 range (listed in the README). Warnings (`aviso`) leave
  * the document accepted; signature failures are Hacienda's plain sentences, without a code.
  */
-import type { SchemaName } from '../../core/xml/kinds.js';
-import { KINDS } from '../../core/xml/kinds.js';
-import { parseComprobanteDom, parseMensajeDom, type ParsedComprobante, type ParsedLinea } from '../../core/xml/parse.js';
-import { parseXmlDocument, verifyXadesDocument, type VerifyReport } from '../../core/sign/verify.js';
-import { parseClave } from '../../core/clave.js';
-import { crParts, parseIsoDateTime } from '../../core/dates.js';
-import { computeTotals, compareFigures, type Totals } from '../../core/totals.js';
-import { dec, type Decimal } from '../../core/money.js';
-import type { Impuesto, Linea, MedioPago, OtroCargo } from '../../core/model.js';
+import type { SchemaName } from '../core/xml/kinds.js';
+import { KINDS } from '../core/xml/kinds.js';
+import { parseComprobanteDom, parseMensajeDom, type ParsedComprobante, type ParsedLinea } from '../core/xml/parse.js';
+import { parseXmlDocument, verifyXadesDocument, type VerifyReport } from '../core/sign/verify.js';
+import { parseClave } from '../core/clave.js';
+import { crParts, parseIsoDateTime } from '../core/dates.js';
+import { computeTotals, compareFigures, type Totals } from '../core/totals.js';
+import { dec, type Decimal } from '../core/money.js';
+import type { Impuesto, Linea, MedioPago, OtroCargo } from '../core/model.js';
 import type { EmulatorEnvironment, IdRef, ValidationErrorItem } from './store.js';
 
 export const CODIGOS = {

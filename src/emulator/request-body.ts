@@ -2,7 +2,7 @@
  * Synchronous checks of the POST /recepcion JSON body (OAS `RecepcionPostRequest`, NOTES §4.3). A failure
  * becomes 400 with `X-Error-Cause` and `validation-exception: true`, like Hacienda.
  */
-import { parseIsoDateTime } from '../../core/dates.js';
+import { parseIsoDateTime } from '../core/dates.js';
 import type { IdRef } from './store.js';
 
 export interface RecepcionPost {

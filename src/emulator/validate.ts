@@ -8,8 +8,8 @@
  *   and keeps the XSD batching on the calling thread, so that one xmllint run still serves every worker.
  *   The verdicts are the same: both call `analyzeDocument` and merge the XSD errors the same way.
  */
-import { createXsdValidator, type XsdResult, type XsdValidator } from '../../core/xsd/index.js';
-import type { SchemaName } from '../../core/xml/kinds.js';
+import { createXsdValidator, type XsdResult, type XsdValidator } from '../adapters/xsd/index.js';
+import type { SchemaName } from '../core/xml/kinds.js';
 import {
   analyzeDocument,
   CODIGOS,

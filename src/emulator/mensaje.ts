@@ -3,10 +3,10 @@
  * XAdES-EPES with the emulator's own key (core signer), like Hacienda signs its answers.
  */
 import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
-import { formatDetalleMensaje } from '../client/mensaje.js';
-import { buildMensajeHaciendaXml } from '../../core/xml/parse.js';
-import { credentials, type SigningCredentials } from '../../core/sign/p12.js';
-import { signCanonical } from '../../core/sign/xades.js';
+import { formatDetalleMensaje } from '../hacienda/client/mensaje.js';
+import { buildMensajeHaciendaXml } from '../core/xml/parse.js';
+import { credentials, type SigningCredentials } from '../core/sign/p12.js';
+import { signCanonical } from '../core/sign/xades.js';
 import type { EmulatorKeys } from './keys.js';
 import type { EmulatorEnvironment, IdRef, ValidationErrorItem } from './store.js';
 

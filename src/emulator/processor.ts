@@ -4,14 +4,14 @@
  * the emulator's state (consecutivo reuse per issuer, forced rejections), answers with a signed
  * MensajeHacienda, learns first-time issuers, and fires the callback.
  */
-import { parseClave } from '../../core/clave.js';
+import { parseClave } from '../core/clave.js';
 import { deliverCallback, type CallbackOptions } from './callback.js';
 import type { FaultConfig } from './faults.js';
 import type { MensajeHaciendaSigner } from './mensaje.js';
 import { actividadComprobante, type Registry, type TaxpayerRecord } from './registry.js';
 import type { EmulatorEnvironment, EmulatorStore, ReceptionRecord, ValidationErrorItem } from './store.js';
 import { CODIGOS, isAccepted, TEXTOS, type ComprobanteValidator, type ValidationResult } from './validate.js';
-import { crParts } from '../../core/dates.js';
+import { crParts } from '../core/dates.js';
 
 export interface ProcessorOptions {
   store: EmulatorStore;

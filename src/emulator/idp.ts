@@ -6,7 +6,7 @@
  */
 import { createPrivateKey, createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, exportJWK, type JWTPayload } from '#jose';
-import { REALMS } from '../client/endpoints.js';
+import { REALMS } from '../hacienda/client/endpoints.js';
 import type { EmulatorKeys } from './keys.js';
 import type { EmulatorEnvironment, EmulatorStore } from './store.js';
 
