@@ -14,6 +14,8 @@ import { runCli, tempDir } from './helpers/cli.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
 import { xmlsecVerify } from './helpers/xmlsec.js';
 import { templateDocument, xmlsecSign, type Shape } from './helpers/xmlsec-sign.js';
+import { analyzeDocument } from '../src/emulator/analyze.js';
+import type { Comprobante } from '../src/core/model.js';
 
 const NOW = new Date();
 const SIGNED_AT = new Date(NOW.getTime() - 60_000);
@@ -148,6 +150,7 @@ let t: TestIssuer;
 let trustedPem: string;
 let comprobante: string;
 let mensajeHacienda: string;
+let doc: Comprobante;
 const signed = new Map<string, string>();
 
 function sign(c: Case): string {
@@ -162,6 +165,7 @@ beforeAll(() => {
   const parsed = parseDocument(body, t.issuer, { securityCode: '12345678' });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.findings));
   comprobante = buildComprobanteXml(parsed.doc, parsed.totals);
+  doc = parsed.doc;
   mensajeHacienda = buildMensajeHaciendaXml({
     clave: parsed.doc.clave,
     nombreEmisor: parsed.doc.emisor.nombre,
@@ -238,6 +242,31 @@ describe('documents signed by xmlsec1 in every shape Hacienda accepts', () => {
           expect(report.checks.filter((k) => !k.ok).map((k) => k.name), where).toContainEqual(expect.stringMatching(check));
         }
       });
+    });
+  }
+});
+
+describe('the emulator on the same documents (its signature, signer, clave and totals checks)', () => {
+  const emulatorVerdict = (xml: string) =>
+    analyzeDocument(Buffer.from(xml, 'utf8'), {
+      clave: doc.clave,
+      fecha: doc.fechaEmision,
+      emisor: { tipoIdentificacion: doc.emisor.identificacion.tipo, numeroIdentificacion: doc.emisor.identificacion.numero },
+      environment: 'sandbox',
+      username: 'test',
+      now: NOW,
+    }).result;
+  for (const c of CASES.filter((x) => x.doc === 'comprobante')) {
+    it(`accepts: ${c.name}; refuses it with one byte changed`, () => {
+      const xml = signed.get(c.name)!;
+      const r = emulatorVerdict(xml);
+      expect(r.errors).toEqual([]);
+      expect(r.accepted).toBe(true);
+      for (const [where, tampered] of tamperings(xml, c)) {
+        const bad = emulatorVerdict(tampered);
+        expect(bad.accepted, where).toBe(false);
+        expect(bad.errors.some((e) => e.sinCodigo && e.mensaje.startsWith('La firma del comprobante electrónico no es válida')), where).toBe(true);
+      }
     });
   }
 });

@@ -324,19 +324,22 @@ function parseDom(text: string): Document {
 }
 
 /**
- * Hacienda lists a signature failure as a plain sentence, without a code (NOTES §6.3). An older or unknown policy
- * identifier is not a failure: Hacienda accepts v4.2-policy signatures; a signature with no policy at all is.
+ * Hacienda lists a signature failure as a plain sentence, without a code (NOTES §6.3): an XMLDSig signature without
+ * XAdES properties, a XAdES signature without a policy (BES, not EPES), a digest or value that does not verify, a
+ * certificate that is not valid. An older or unknown policy identifier is not a failure: Hacienda accepts v4.2-policy
+ * signatures and signatures with other policies (NOTES §3.3, §6.3).
  */
 function signatureErrors(report: VerifyReport): ValidationErrorItem[] {
   const out: ValidationErrorItem[] = [];
   const plain = (mensaje: string) => out.push({ codigo: 0, mensaje, fila: 0, columna: 0, sinCodigo: true });
+  if (report.form === 'XMLDSig') plain(TEXTOS.firmaNoXades);
+  else if (report.form === 'XAdES-BES') plain(TEXTOS.firmaSinPolitica);
   for (const c of report.checks) {
     if (c.ok) continue;
-    if (c.name === 'xades.policy') {
-      if (/no xades:SignedProperties|no .*SignaturePolicyIdentifier|no policy|without (a )?polic|missing/i.test(c.detail)) plain(TEXTOS.firmaSinPolitica);
-    } else if (c.name === 'xades.qualifyingProperties' && /found 0|no xades|QualifyingProperties/i.test(c.detail) && !/targets/.test(c.detail)) plain(TEXTOS.firmaNoXades);
-    else if (c.name === 'xades.signingCertificate' && /no xades:SignedProperties/.test(c.detail)) continue; // said by the policy's sentence
-    else if (c.name.startsWith('certificate.')) plain(TEXTOS.firmaInvalida(`El certificado empleado no es válido: ${c.detail}`));
+    // The form said it above; an identifier other than Hacienda's is accepted, as Hacienda accepts it.
+    if (c.name === 'xades.policy' || c.name === 'xades.qualifyingProperties') continue;
+    if (c.name === 'xades.signingCertificate' && report.form === 'XMLDSig') continue;
+    if (c.name.startsWith('certificate.')) plain(TEXTOS.firmaInvalida(`El certificado empleado no es válido: ${c.detail}`));
     else if (c.name === 'xml.wellFormed') out.push(err(CODIGOS.ESQUEMA, `El archivo XML no está bien formado: ${c.detail}`));
     else plain(TEXTOS.firmaInvalida(`${c.name}: ${c.detail}`));
   }
