@@ -404,15 +404,17 @@ function lineErrors(doc: ParsedComprobante): ValidationErrorItem[] {
  * way under this emulator's own code.
  */
 function sumErrors(doc: ParsedComprobante): ValidationErrorItem[] {
-  const out: ValidationErrorItem[] = [];
-  let figures: { d: (v: string | undefined) => Decimal };
   try {
-    figures = { d: (v) => (v === undefined || v === '' ? dec(0) : dec(v)) };
-    for (const l of doc.lineas) for (const v of [l.subTotal, l.montoTotalLinea, l.impuestoNeto, ...l.impuestos.map((t) => t.monto)]) figures.d(v);
+    return sums(doc);
   } catch {
-    return []; // a figure that is not a number: the schema said so
+    return []; // a figure that is not a number: the schema says so
   }
-  const { d } = figures;
+}
+
+function sums(doc: ParsedComprobante): ValidationErrorItem[] {
+  const out: ValidationErrorItem[] = [];
+  const ZERO = dec(0);
+  const d = (v: string | undefined): Decimal => (v === undefined || v === '' ? ZERO : dec(v));
   let descuentos = dec(0);
   let impuesto = dec(0);
   for (const l of doc.lineas) {

@@ -77,7 +77,7 @@ export function readMaybeGzip(file: string): string {
 export class Registry {
   private readonly taxpayers = new Map<string, TaxpayerRecord>();
   private readonly exoneraciones = new Map<string, ExoneracionRecord>();
-  private cabysIndex: { list: IndexedCabys[]; byCode: Map<string, IndexedCabys> } | undefined;
+  private cabysIndex: { list: IndexedCabys[] } | undefined;
   /** Where the CABYS catalogue is read from, on first use (it is ≈ 20 000 entries: most commands never need it). */
   private cabysFile: string | undefined;
   /**
@@ -87,20 +87,24 @@ export class Registry {
    */
   private readonly actividades = new Set<string>();
 
-  private get cabysData(): { list: IndexedCabys[]; byCode: Map<string, IndexedCabys> } {
-    if (!this.cabysIndex) {
-      const list: IndexedCabys[] = [];
-      const byCode = new Map<string, IndexedCabys>();
+  /** The catalogue by code: what the reception's -400 check needs, without the search index. */
+  private cabysByCode: Map<string, CabysEntry> | undefined;
+
+  private get cabysCodes(): Map<string, CabysEntry> {
+    if (!this.cabysByCode) {
+      const byCode = new Map<string, CabysEntry>();
       if (this.cabysFile) {
         const rows = JSON.parse(readMaybeGzip(this.cabysFile)) as { id: string; description: string; tax_percent: number }[];
-        for (const row of rows) {
-          const item = indexCabys({ codigo: row.id, descripcion: row.description.trim(), impuesto: Math.round(row.tax_percent * 100) });
-          list.push(item);
-          byCode.set(item.codigo, item);
-        }
+        for (const row of rows) byCode.set(row.id, { codigo: row.id, descripcion: row.description.trim(), impuesto: Math.round(row.tax_percent * 100) });
       }
-      this.cabysIndex = { list, byCode };
+      this.cabysByCode = byCode;
     }
+    return this.cabysByCode;
+  }
+
+  /** The search index (normalised text and words of every description), built on the first search. */
+  private get cabysData(): { list: IndexedCabys[] } {
+    if (!this.cabysIndex) this.cabysIndex = { list: [...this.cabysCodes.values()].map(indexCabys) };
     return this.cabysIndex;
   }
 
@@ -154,12 +158,12 @@ export class Registry {
   }
 
   getCabys(codigo: string): CabysEntry | undefined {
-    const c = this.cabysData.byCode.get(codigo);
+    const c = this.cabysCodes.get(codigo);
     return c ? { codigo: c.codigo, descripcion: c.descripcion, impuesto: c.impuesto } : undefined;
   }
 
   get cabysCount(): number {
-    return this.cabysData.list.length;
+    return this.cabysCodes.size;
   }
 
   /**
