@@ -70,7 +70,8 @@ function blockScript(block: TourLine[]): string {
     '__pids=()',
     '__line=0',
     `trap 'echo "tour: README.md:$__line failed (exit $?)" >&2' ERR`,
-    `trap 'for p in \${__pids[@]+"\${__pids[@]}"}; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT`,
+    // SIGTERM first; a job killed in the instant between its fork and its exec can miss it, so SIGKILL what is left.
+    `trap 'for p in \${__pids[@]+"\${__pids[@]}"}; do kill "$p" 2>/dev/null || true; done; sleep 0.3; for p in \${__pids[@]+"\${__pids[@]}"}; do kill -9 "$p" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT`,
   ];
   for (const l of block) {
     out.push(`__line=${l.readmeLine}`);
