@@ -9,7 +9,8 @@ import type { Finding } from '../core/model.js';
 export type FileType = 'XML' | 'PDF' | 'RESPUESTA';
 
 /** Where a document stands: ours before Hacienda answers, then Hacienda's verdict. */
-export type DocumentEstado = 'pendiente' | 'enviado' | 'recibido' | 'procesando' | 'aceptado' | 'rechazado' | 'error';
+/** The document's state as the client API reports it (src/core/lifecycle.ts). */
+export type DocumentEstado = import('../core/lifecycle.js').DocumentState;
 
 export interface DocumentStatus {
   clave: string;

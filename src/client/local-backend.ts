@@ -38,6 +38,8 @@ import {
 import { documentStatusFromRow } from './document-status.js';
 import { DocumentWatch } from './document-watch.js';
 import { isClave } from '../core/clave.js';
+import { DOCUMENT_STATES, FINAL_STATES } from '../core/lifecycle.js';
+import { parseSince } from '../core/dates.js';
 
 export interface LocalProfile {
   /** Data dir (default FECR_DATA_DIR, else the platform's data dir). */
@@ -77,8 +79,8 @@ interface EmbeddedEmulator {
 /** The default account of local mode (created on first use with a random password nobody needs). */
 export const LOCAL_ACCOUNT = 'local';
 
-const FINAL: readonly DocumentEstado[] = ['aceptado', 'rechazado', 'error'];
-const STATES: readonly string[] = ['pendiente', 'enviado', 'recibido', 'procesando', 'aceptado', 'rechazado', 'error'];
+const FINAL: readonly DocumentEstado[] = FINAL_STATES;
+const STATES: readonly string[] = DOCUMENT_STATES;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
@@ -234,7 +236,7 @@ class LocalBackend implements Backend {
     if (query.estado !== undefined && !STATES.includes(query.estado)) throw new BackendError('invalid', `unknown state ${query.estado}`, [{ path: 'estado', message: `must be one of ${STATES.join(', ')}` }]);
     let since: number | undefined;
     if (query.since !== undefined) {
-      since = parseSince(query.since);
+      since = parseSince(query.since) ?? undefined;
       if (since === undefined) throw new BackendError('invalid', `not a date: ${query.since}`, [{ path: 'since', message: 'must be an ISO 8601 date or date-time' }]);
     }
     const [{ listDocuments }, id] = await Promise.all([import('../service/documents.js'), this.accountId()]);
@@ -487,13 +489,3 @@ async function mapped<T>(fn: () => Promise<T>): Promise<T> {
 
 const toStatus = (row: Omit<DocumentRow, 'xml' | 'response_xml'>): DocumentStatus => documentStatusFromRow(row);
 
-/** An ISO 8601 date (Costa Rica midnight) or date-time → epoch ms; undefined when it is not one. */
-export function parseSince(text: string): number | undefined {
-  const t = text.trim();
-  let s = t;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(t)) s = `${t}T00:00:00-06:00`;
-  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(t)) s = `${t}-06:00`;
-  else if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(t)) return undefined;
-  const ms = Date.parse(s);
-  return Number.isNaN(ms) ? undefined : ms;
-}

@@ -19,6 +19,7 @@ import {
   type TaxpayerSummary,
 } from './backend.js';
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
+import { FINAL_STATES } from '../core/lifecycle.js';
 
 /** The one line shown for a token past its own expiry (`exp`) that the service no longer accepts. */
 export const SESSION_EXPIRED = 'session expired: run fecr login';
@@ -73,7 +74,7 @@ export interface RemoteBackendOptions {
  */
 const RETRIABLE_NETWORK = /ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|other side closed/;
 
-const DECIDED = new Set(['aceptado', 'rechazado', 'error']);
+const DECIDED: ReadonlySet<string> = new Set(FINAL_STATES);
 
 interface ErrorBody {
   error?: unknown;

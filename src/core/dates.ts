@@ -72,3 +72,17 @@ export function toCrDateTime(text: string): string | null {
   const d = parseIsoDateTime(text);
   return d ? formatCr(d) : null;
 }
+
+/**
+ * A `since` of a listing: an ISO 8601 date (midnight in Costa Rica) or date-time (without an offset: Costa Rica
+ * time) → epoch ms; null when it is neither.
+ */
+export function parseSince(text: string): number | null {
+  const t = text.trim();
+  let s = t;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(t)) s = `${t}T00:00:00-06:00`;
+  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(t)) s = `${t}-06:00`;
+  else if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(t)) return null;
+  const ms = Date.parse(s);
+  return Number.isNaN(ms) ? null : ms;
+}

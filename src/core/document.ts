@@ -52,6 +52,7 @@ import type {
 import { TIPO_COMPROBANTE } from './model.js';
 import { dec, Decimal, round, ZERO } from './money.js';
 import { compareFigures, computeTotals, type Totals } from './totals.js';
+import { KIND_OF_TIPO_DOC } from './lifecycle.js';
 
 export interface ParseOptions {
   /** 8 random digits for the clave; callers that send documents must pass a fresh one. */
@@ -62,7 +63,6 @@ export type ParseResult =
   | { ok: true; doc: Comprobante; totals: Totals; findings: [] }
   | { ok: false; findings: Finding[]; doc?: Comprobante; totals?: Totals };
 
-const TIPO_DOC: Record<string, DocumentKind> = { '1': 'FE', '01': 'FE', '3': 'NC', '03': 'NC', '4': 'TE', '04': 'TE' };
 
 /** Validates an issuer record (spec registration shape) and returns findings or the parsed record. */
 export function parseIssuer(input: unknown): { ok: true; issuer: IssuerRecord } | { ok: false; findings: Finding[] } {
@@ -97,7 +97,7 @@ export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOp
   const judged = new FigureInputs();
 
   // Kind of document, by tipoDoc and the shape of receptor (spec table).
-  const kind = TIPO_DOC[b.tipoDoc];
+  const kind = KIND_OF_TIPO_DOC[b.tipoDoc];
   if (!kind) add('tipoDoc', 'must be "1" (factura), "3" (nota de crédito) or "4" (tiquete)');
   const condicionVenta = b.condicionVenta ?? '01';
   if (kind === 'FE' || kind === 'NC') {

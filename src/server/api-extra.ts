@@ -24,6 +24,8 @@ import { listIssuerDetails } from '../service/issuers.js';
 import { findingsFromZod } from './api-schemas.js';
 import { ERROR_CODES, HttpError, MESSAGES } from './errors.js';
 import { isClave } from '../core/clave.js';
+import { DOCUMENT_STATES } from '../core/lifecycle.js';
+import { parseSince } from '../core/dates.js';
 
 export const EXTRA_MESSAGES = {
   documentNotFound: 'Documento no encontrado para la clave proporcionada',
@@ -33,7 +35,7 @@ export const EXTRA_PATHS = ['/api/consultar/estado', '/api/consultar/documentos'
 
 const required = (what: string) => ({ error: (iss: { input: unknown }) => (iss.input === undefined ? 'is required' : `must be ${what}`) });
 
-export const STATES = ['pendiente', 'enviado', 'recibido', 'procesando', 'aceptado', 'rechazado', 'error'] as const;
+export const STATES = DOCUMENT_STATES;
 
 export const StatusBody = z.object({
   claveHacienda: z.string(required('a string')).trim().min(1, 'is required').describe('The 50-digit clave of the document'),
@@ -73,15 +75,7 @@ export const IssuersBody = z.object({
     .describe('Only the issuer with this identificación'),
 });
 
-/** ISO 8601 date or date-time → epoch ms; without an offset it is Costa Rica time (-06:00). Null when invalid. */
-export function parseSince(s: string): number | null {
-  let iso = s;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(s)) iso = `${s}T00:00:00-06:00`;
-  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s)) iso = `${s}-06:00`;
-  else if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(s)) return null;
-  const t = Date.parse(iso);
-  return Number.isNaN(t) ? null : t;
-}
+export { parseSince } from '../core/dates.js';
 
 function valid<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   const r = schema.safeParse(body);

@@ -8,7 +8,6 @@ import { parseConsecutivo, securityCodeFrom } from '../core/clave.js';
 import { issueComprobante } from '../core/comprobante.js';
 import { parseReportingUnknownKeys } from '../core/input/findings.js';
 import { DocumentBody } from '../core/input/schema.js';
-import type { DocumentKind } from '../core/model.js';
 import { money } from '../core/money.js';
 import type { Insertable } from '#kysely';
 import type { DocumentRow, DocumentsTable, DocumentState } from '../store/schema.js';
@@ -16,6 +15,7 @@ import type { ServiceContext } from './context.js';
 import { findIssuer, issuerForSigning, isUniqueViolation } from './issuers.js';
 import { enqueueJob, pgAddNewDocumentSendJob } from './jobs.js';
 import { ServiceError } from './service-error.js';
+import { KIND_OF_TIPO_DOC } from '../core/lifecycle.js';
 
 export interface SubmitResult {
   clave: string;
@@ -26,7 +26,6 @@ export interface SubmitResult {
 }
 
 /** tipoDoc → kind, as the core reads it (src/core/document.ts). */
-const TIPO_DOC: Record<string, DocumentKind> = { '1': 'FE', '01': 'FE', '3': 'NC', '03': 'NC', '4': 'TE', '04': 'TE' };
 
 const KIND_NAMES: Record<string, string> = { FE: 'factura electrónica', NC: 'nota de crédito', TE: 'tiquete electrónico' };
 
@@ -46,7 +45,7 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, bod
     ]);
   }
   const bodyHash = hashBody(body);
-  const kind = TIPO_DOC[b.tipoDoc];
+  const kind = KIND_OF_TIPO_DOC[b.tipoDoc];
   const issuerSucursal = Number((JSON.parse(issuerRow.record_json) as { sucursal: number }).sucursal);
   const numbering = kind && { kind, sucursal: b.sucursal ?? issuerSucursal, terminal: b.terminal ?? 1, numero: b.numeroReferencia };
 

@@ -59,6 +59,7 @@ import {
 } from './jobs.js';
 import { createDelivery, WebhookSender } from './webhooks.js';
 import { isClave } from '../core/clave.js';
+import { FINAL_STATES } from '../core/lifecycle.js';
 
 export interface WorkerOptions {
   /** Lease owner name (default `worker-<pid>-<random>`); must be unique per running worker. */
@@ -157,7 +158,6 @@ class AbortedError extends Error {
   }
 }
 
-const FINAL_STATES: readonly DocumentState[] = ['aceptado', 'rechazado', 'error'];
 
 interface ClientEntry {
   key: string;

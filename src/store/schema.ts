@@ -46,7 +46,8 @@ export interface IssuersTable {
 }
 
 /** Document states: ours before Hacienda answers, then Hacienda's ind-estado. */
-export type DocumentState = 'pendiente' | 'enviado' | 'recibido' | 'procesando' | 'aceptado' | 'rechazado' | 'error';
+export type { DocumentState } from '../core/lifecycle.js';
+import type { DocumentState } from '../core/lifecycle.js';
 
 export interface DocumentsTable {
   id: Generated<number>;

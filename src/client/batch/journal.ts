@@ -10,6 +10,7 @@ import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Finding } from '../../core/model.js';
+import { KIND_OF_TIPO_DOC } from '../../core/lifecycle.js';
 
 export type ResultState = 'enviado' | 'invalido' | 'error' | 'valido';
 
@@ -36,7 +37,7 @@ export interface Finished {
   numeroReferencia?: string | number;
 }
 
-const TIPO: Record<string, string> = { '1': 'FE', '01': 'FE', '3': 'NC', '03': 'NC', '4': 'TE', '04': 'TE' };
+const TIPO: Readonly<Record<string, string>> = KIND_OF_TIPO_DOC;
 
 /** The numbering key of a body: emisor|tipoDoc|sucursal|terminal|numeroReferencia (what the service keys idempotency on). */
 export function documentKey(body: unknown): string {

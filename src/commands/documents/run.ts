@@ -5,8 +5,9 @@ import type { DocumentEstado } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
 import type { ListFlags } from './index.js';
 import { printStatusTable } from './shared.js';
+import { DOCUMENT_STATES } from '../../core/lifecycle.js';
 
-const STATES: readonly DocumentEstado[] = ['pendiente', 'enviado', 'recibido', 'procesando', 'aceptado', 'rechazado', 'error'];
+const STATES: readonly DocumentEstado[] = DOCUMENT_STATES;
 const DATE = /^(\d{4}-\d{2}-\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:\d{2})?$/;
 
 /** An ISO 8601 date or date-time that names a real instant (offset optional). */

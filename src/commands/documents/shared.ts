@@ -5,6 +5,7 @@ import { writeLine } from '../../cli/io.js';
 import { renderTable } from '../../cli/table.js';
 import type { DocumentStatus } from '../../client/backend.js';
 import { isClave } from '../../core/clave.js';
+import { FINAL_STATES } from '../../core/lifecycle.js';
 
 export function checkClave(clave: string): string {
   const c = clave.trim();
@@ -20,7 +21,7 @@ export function timeoutMs(value: string | undefined, flag = '--timeout'): number
   return Math.round(n * 1000);
 }
 
-export const DECIDED = ['aceptado', 'rechazado', 'error'];
+export const DECIDED: readonly string[] = FINAL_STATES;
 
 /** 0 aceptado, 3 rechazado, 1 error, 8 not decided yet. */
 export function verdictExit(s: DocumentStatus): ExitCode {
