@@ -115,7 +115,7 @@ describe('fecr batch --dry-run', () => {
   it('validates every document (rules, totals, XSD) and sends nothing', async () => {
     const before = (await listed()).length;
     const ok = { ...fixture('03-fe-tarifas-reducidas'), numeroReferencia: 501 };
-    const wrongTotal = { ...fixture('01-fe-servicios-13'), numeroReferencia: 502 };
+    const wrongTotal: Record<string, any> = { ...fixture('01-fe-servicios-13'), numeroReferencia: 502 };
     (wrongTotal.resumenFactura as Record<string, unknown>).totalComprobante = '1.00';
     writeFileSync(join(work, 'dry.jsonl'), `${JSON.stringify(ok)}\n${JSON.stringify(wrongTotal)}\n`);
     const r = await fecr(['batch', 'dry.jsonl', '--dry-run']);

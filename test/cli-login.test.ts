@@ -183,7 +183,7 @@ function fecrChild(args: string[], e: NodeJS.ProcessEnv, stdin = ''): { code: nu
 describe('where the token is kept (child processes)', () => {
   it('no D-Bus session: the 0600 file, said in one line', async () => {
     const h = join(dir, 'home-nodbus');
-    const e = { ...process.env, HOME: h, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent', FECR_PROFILE: 'hosted' };
+    const e: NodeJS.ProcessEnv = { ...process.env, HOME: h, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent', FECR_PROFILE: 'hosted' };
     delete e.FECR_NO_KEYCHAIN;
     delete e.XDG_CONFIG_HOME;
     await configure({ HOME: h });
@@ -211,7 +211,7 @@ describe('where the token is kept (child processes)', () => {
       `${fecr} logout 2>/dev/null; echo "logout=$?"`,
       `${fecr} whoami 2>/dev/null; echo "after=$?"`,
     ].join('\n');
-    const e = { ...process.env, HOME: h, PW: PASSWORD, OUT: h, FECR_PROFILE: 'hosted' };
+    const e: NodeJS.ProcessEnv = { ...process.env, HOME: h, PW: PASSWORD, OUT: h, FECR_PROFILE: 'hosted' };
     delete e.FECR_NO_KEYCHAIN;
     delete e.XDG_CONFIG_HOME;
     const out = execFileSync('dbus-run-session', ['--', 'sh', '-c', script], { encoding: 'utf8', env: e, timeout: 60_000 });

@@ -109,7 +109,7 @@ describe('authentication', () => {
     const revokedJti = JSON.parse(Buffer.from(revoked.split('.')[1]!, 'base64url').toString()).jti as string;
     await revokeToken(t.ctx, revokedJti);
     for (const path of API_PATHS) {
-      for (const headers of [{}, { authorization: 'Bearer' }, { authorization: 'Basic dXNlcjpwYXNz' }, { authorization: `Bearer ${tokenA}x` }]) {
+      for (const headers of [{}, { authorization: 'Bearer' }, { authorization: 'Basic dXNlcjpwYXNz' }, { authorization: `Bearer ${tokenA}x` }] as Record<string, string>[]) {
         const r = await post(path, { identificacion: 3101123456 }, { token: null, headers });
         expect([path, r.status, r.body]).toEqual([path, 401, UNAUTHORIZED]);
       }
@@ -260,7 +260,7 @@ describe('submissions and files', () => {
     expect(paths).toEqual(expect.arrayContaining(['emisor', 'resumenFactura.codigoTipoMoneda', 'detalleServicio[0].precioUnitario']));
     for (const d of r.body.details) expect(Object.keys(d).sort()).toEqual(['message', 'path']);
     // Figures that do not add up are findings too.
-    const wrong = { ...fixtureBody(FIVE_KINDS.FE), numeroReferencia: 4242 };
+    const wrong: Record<string, any> = { ...fixtureBody(FIVE_KINDS.FE), numeroReferencia: 4242 };
     wrong.resumenFactura.totalComprobante = '1.00';
     const r2 = await post('/api/enviar/items', wrong);
     expect(r2.status).toBe(400);

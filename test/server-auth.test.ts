@@ -1,5 +1,6 @@
 // The auth server on 127.0.0.1 (port 0) over a real SQLite file, driven over HTTP with undici; the token
 // verifier the client API uses, against the attack list.
+import { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -244,9 +245,11 @@ describe('POST /login', () => {
     const chunked = await request(`${authUrl}/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: (async function* () {
-        for (let i = 0; i < 40; i++) yield Buffer.alloc(64 * 1024, 0x20);
-      })(),
+      body: Readable.from(
+        (async function* () {
+          for (let i = 0; i < 40; i++) yield Buffer.alloc(64 * 1024, 0x20);
+        })(),
+      ),
     });
     expect(chunked.statusCode).toBe(413);
     expect(await chunked.body.json()).toMatchObject({ error: 'payload_too_large' });

@@ -295,7 +295,7 @@ describe('submissions', () => {
     expect(e.message).toBe('Campos requeridos faltantes');
     expect(e.details).toContainEqual({ path: 'codigoActividad', message: 'is required' });
 
-    const body2 = { ...fixtureBody(FIVE_KINDS.FE), numeroReferencia: 9001 };
+    const body2: Record<string, any> = { ...fixtureBody(FIVE_KINDS.FE), numeroReferencia: 9001 };
     body2.detalleServicio[0].numeroLinea = 3;
     e = await serviceError(submitDocument(t.ctx, accountA, body2));
     expect(e.details?.map((d) => d.path)).toContain('detalleServicio[0].numeroLinea');
