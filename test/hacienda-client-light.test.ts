@@ -3,27 +3,13 @@
 // (every import, re-export and import()), and a fresh Node process that imports it and lists the CommonJS modules
 // it loaded (Fastify is CommonJS, so an ES import of it lands in require.cache). Both run against the sources.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { moduleSpecifiers } from './helpers/imports.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SRC = join(ROOT, 'src');
 
-/** Every module specifier of a file: import/export declarations, import() calls, import type. */
-function specifiers(file: string): string[] {
-  const sf = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
-  const out: string[] = [];
-  const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) out.push(node.moduleSpecifier.text);
-    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) out.push(node.arguments[0].text);
-    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) out.push(node.argument.literal.text);
-    ts.forEachChild(node, visit);
-  };
-  visit(sf);
-  return out;
-}
 
 /** The files (src-relative) and packages reached from one file, following relative imports. */
 function graph(entry: string): { files: Set<string>; packages: Set<string> } {
@@ -35,7 +21,7 @@ function graph(entry: string): { files: Set<string>; packages: Set<string> } {
     const rel = relative(SRC, file);
     if (files.has(rel)) continue;
     files.add(rel);
-    for (const text of specifiers(file)) {
+    for (const text of moduleSpecifiers(file)) {
       if (text.startsWith('.')) todo.push(resolve(dirname(file), text).replace(/\.js$/, '.ts'));
       else packages.add(text);
     }

@@ -1,10 +1,10 @@
 // The rules of the house (shared/design/REDESIGN.md), read from the code with the TypeScript compiler: every
 // import and re-export (static or import()) of every file under src/, resolved to a file. A broken rule names the
 // file and the import.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { moduleSpecifiers } from './helpers/imports.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SRC = join(ROOT, 'src');
@@ -23,22 +23,9 @@ interface Import {
   text: string; // the specifier as written
 }
 
-/** Every module specifier of a file: import/export declarations, import() calls, import type. */
-function specifiers(file: string): string[] {
-  const sf = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
-  const out: string[] = [];
-  const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) out.push(node.moduleSpecifier.text);
-    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) out.push(node.arguments[0].text);
-    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) out.push(node.argument.literal.text);
-    ts.forEachChild(node, visit);
-  };
-  visit(sf);
-  return out;
-}
 
 const IMPORTS: Import[] = files(SRC).flatMap((file) =>
-  specifiers(file).map((text) => {
+  moduleSpecifiers(file).map((text) => {
     const from = relative(SRC, file);
     if (!text.startsWith('.')) return { from, to: text, text };
     const target = resolve(dirname(file), text).replace(/\.js$/, '.ts');
