@@ -1,19 +1,10 @@
 /**
  * `fecr accounts …`, `fecr keys rotate`, `fecr tokens revoke`: administration of a service's data dir (--data-dir, else
  * the local profile's); they have no client-API equivalent, so a remote profile is refused (src/commands/local.ts).
+ * One module per verb, loaded by its action; what they share is in shared.ts.
  */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
-
-export interface DataDirFlag {
-  dataDir?: string;
-}
-
-/** Where the service delivers: sandbox/production accept only public webhook targets (webhook-targets.ts). */
-export interface WebhookTargetFlags {
-  env?: string;
-  allowPrivateWebhooks?: boolean;
-}
 
 export function defineAccountCommands(program: Command, ctx: Ctx): void {
   const accounts = program.command('accounts').description('client accounts of the service (local data dir)');
@@ -33,19 +24,19 @@ export function defineAccountCommands(program: Command, ctx: Ctx): void {
         .option('--webhook-url <url>', 'where to deliver Hacienda verdicts (prints the signing secret once)')
         .option('--json', 'print as JSON'),
     ),
-  ).action(async (base: string, opts) => (await import('./run.js')).create(ctx, base, opts));
+  ).action(async (base: string, opts) => (await import('./create.js')).create(ctx, base, opts));
   dd(accounts.command('list').description('list accounts').option('--json', 'print as JSON')).action(async (opts) =>
-    (await import('./run.js')).list(ctx, opts),
+    (await import('./list.js')).list(ctx, opts),
   );
   dd(accounts.command('disable').description('disable an account (its tokens stop working)').argument('<base>')).action(async (base: string, opts) =>
-    (await import('./run.js')).disable(ctx, base, opts),
+    (await import('./disable.js')).disable(ctx, base, opts),
   );
   dd(accounts.command('enable').description('enable a disabled account').argument('<base>')).action(async (base: string, opts) =>
-    (await import('./run.js')).enable(ctx, base, opts),
+    (await import('./enable.js')).enable(ctx, base, opts),
   );
   dd(
     accounts.command('passwd').description('set the password of an account').argument('<base>').option('--password-stdin', 'read the password from stdin'),
-  ).action(async (base: string, opts) => (await import('./run.js')).passwd(ctx, base, opts));
+  ).action(async (base: string, opts) => (await import('./passwd.js')).passwd(ctx, base, opts));
   dd(
     targets(
       accounts
@@ -54,15 +45,15 @@ export function defineAccountCommands(program: Command, ctx: Ctx): void {
         .argument('<base>')
         .requiredOption('--webhook-url <url>', 'webhook URL (prints the new signing secret once)'),
     ),
-  ).action(async (base: string, opts) => (await import('./run.js')).set(ctx, base, opts));
+  ).action(async (base: string, opts) => (await import('./set.js')).set(ctx, base, opts));
 
   const keys = program.command('keys').description('token signing keys of the auth server');
   dd(keys.command('rotate').description('add a new signing key; old keys stay in the JWKS until their last token expires')).action(async (opts) =>
-    (await import('./run.js')).rotate(ctx, opts),
+    (await import('./keys-rotate.js')).rotate(ctx, opts),
   );
-  dd(keys.command('list').description('list signing keys').option('--json', 'print as JSON')).action(async (opts) => (await import('./run.js')).keysList(ctx, opts));
+  dd(keys.command('list').description('list signing keys').option('--json', 'print as JSON')).action(async (opts) => (await import('./keys-list.js')).keysList(ctx, opts));
   const tokens = program.command('tokens').description('access tokens');
   dd(tokens.command('revoke').description('revoke a token by its jti').argument('<jti>')).action(async (jti: string, opts) =>
-    (await import('./run.js')).revoke(ctx, jti, opts),
+    (await import('./tokens-revoke.js')).revoke(ctx, jti, opts),
   );
 }

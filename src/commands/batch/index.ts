@@ -1,16 +1,7 @@
 /** `fecr batch FILE.csv|FILE.json|FILE.jsonl`: send many documents, streamed, with a journal for --resume. */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
-
-export interface BatchFlags {
-  concurrency?: string;
-  out?: string;
-  resume?: boolean;
-  dryRun?: boolean;
-  wait?: boolean;
-  timeout?: string;
-  json?: boolean;
-}
+import type { BatchFlags } from './run.js';
 
 export function defineBatchCommand(program: Command, ctx: Ctx): void {
   program

@@ -7,7 +7,16 @@ import { canRedraw, info, printJson, progressStyle, terminalColumns } from '../.
 import { renderTable } from '../../cli/table.js';
 import type { BatchResult, BatchSummary } from '../../client/batch/runner.js';
 import { withBackend } from '../backend.js';
-import type { BatchFlags } from './index.js';
+
+export interface BatchFlags {
+  concurrency?: string;
+  out?: string;
+  resume?: boolean;
+  dryRun?: boolean;
+  wait?: boolean;
+  timeout?: string;
+  json?: boolean;
+}
 
 
 /**

@@ -1,9 +1,9 @@
 /** `fecr completion bash|zsh|fish`: a shell completion script generated from this command tree (run.ts). */
 import { Argument, type Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
+import type { Shell } from './run.js';
 
-export const SHELLS = ['bash', 'zsh', 'fish'] as const;
-export type Shell = (typeof SHELLS)[number];
+const SHELLS = ['bash', 'zsh', 'fish'] as const satisfies readonly Shell[];
 
 export function defineCompletionCommand(program: Command, ctx: Ctx): void {
   program

@@ -18,7 +18,8 @@
 import type { Argument, Command, Option } from 'commander';
 import type { Ctx } from '../../cli/context.js';
 import { UsageError } from '../../cli/errors.js';
-import type { Shell } from './index.js';
+
+export type Shell = 'bash' | 'zsh' | 'fish';
 
 interface Flag {
   long?: string;

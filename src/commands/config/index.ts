@@ -16,20 +16,20 @@ export function defineConfigCommands(program: Command, ctx: Ctx): void {
     .command('get')
     .description('print a key of the profile in use (its default when unset)')
     .argument('<key>')
-    .action(async (key: string) => (await import('./run.js')).get(ctx, key));
+    .action(async (key: string) => (await import('./get.js')).get(ctx, key));
   config
     .command('set')
     .description('set keys of the profile in use, creating it if needed: KEY VALUE, or KEY=VALUE pairs (all checked before any is written)')
     .argument('<pairs...>', 'KEY VALUE, or KEY=VALUE [KEY=VALUE …]')
-    .action(async (pairs: string[]) => (await import('./run.js')).set(ctx, pairs));
+    .action(async (pairs: string[]) => (await import('./set.js')).set(ctx, pairs));
   config
     .command('unset')
     .description('remove a key from the profile in use')
     .argument('<key>')
-    .action(async (key: string) => (await import('./run.js')).unset(ctx, key));
+    .action(async (key: string) => (await import('./unset.js')).unset(ctx, key));
   config
     .command('list')
     .description('list every profile and its keys (the one in use marked)')
     .option('--json', 'print as JSON')
-    .action(async (opts: { json?: boolean }) => (await import('./run.js')).list(ctx, opts));
+    .action(async (opts: { json?: boolean }) => (await import('./list.js')).list(ctx, opts));
 }

@@ -1,12 +1,7 @@
 /** `fecr demo`: the main job end to end — issuer, one document of each kind, Hacienda's verdicts, the files. */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
-
-export interface DemoFlags {
-  out: string;
-  json?: boolean;
-  timeout?: string;
-}
+import type { DemoFlags } from './run.js';
 
 export function defineDemoCommand(program: Command, ctx: Ctx): void {
   program

@@ -29,7 +29,12 @@ import type { Backend, DocumentStatus, FileType } from '../../client/backend.js'
 import type { Profile } from '../../client/profiles.js';
 import { withBackend } from '../backend.js';
 import { timeoutMs } from '../documents/shared.js';
-import type { DemoFlags } from './index.js';
+
+export interface DemoFlags {
+  out: string;
+  json?: boolean;
+  timeout?: string;
+}
 
 /** The profile the demo uses unless --profile / FECR_PROFILE names one. */
 export const DEMO_PROFILE = 'demo';

@@ -1,13 +1,7 @@
 /** `fecr documents list`: the documents of the profile's account, newest first. */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
-
-export interface ListFlags {
-  state?: string;
-  since?: string;
-  limit?: string;
-  json?: boolean;
-}
+import type { ListFlags } from './list.js';
 
 export function defineDocumentsCommands(program: Command, ctx: Ctx): void {
   const documents = program.command('documents').description('documents sent from this profile');
@@ -18,5 +12,5 @@ export function defineDocumentsCommands(program: Command, ctx: Ctx): void {
     .option('--since <date>', 'only documents created at or after this ISO 8601 date or date-time (dates in Costa Rica time)')
     .option('--limit <n>', 'at most this many (default 100, at most 1000)')
     .option('--json', 'print as JSON')
-    .action(async (opts: ListFlags) => (await import('./run.js')).list(ctx, opts));
+    .action(async (opts: ListFlags) => (await import('./list.js')).list(ctx, opts));
 }

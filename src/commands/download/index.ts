@@ -1,12 +1,7 @@
 /** `fecr download CLAVE [--type xml|pdf|respuesta] [--out FILE]`: a document's files, named as the ANEXOS name them. */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
-
-export interface DownloadFlags {
-  type?: string;
-  out?: string;
-  json?: boolean;
-}
+import type { DownloadFlags } from './run.js';
 
 export function defineDownloadCommand(program: Command, ctx: Ctx): void {
   program

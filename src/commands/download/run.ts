@@ -6,7 +6,12 @@ import { info, printJson } from '../../cli/output.js';
 import type { FileType } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
 import { checkClave, DECIDED } from '../documents/shared.js';
-import type { DownloadFlags } from './index.js';
+
+export interface DownloadFlags {
+  type?: string;
+  out?: string;
+  json?: boolean;
+}
 
 const TYPES: Record<string, FileType> = { xml: 'XML', pdf: 'PDF', respuesta: 'RESPUESTA' };
 

@@ -4,12 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
-
-export interface EmisorFlags {
-  p12?: string;
-  pinStdin?: boolean;
-  json?: boolean;
-}
+import type { EmisorFlags } from './shared.js';
 
 export function defineEmisorCommands(program: Command, ctx: Ctx): void {
   const emisor = program.command('emisor').description('issuers (emisores): register, update, show, list');
@@ -34,17 +29,17 @@ registry to prefill the names and offer its economic activities; then contact, l
 Hacienda user and password (hidden). Shows a summary without secrets and asks before ${verb === 'register' ? 'registering' : 'updating'}.
 Without a terminal FILE.json is required (exit 2).`,
       )
-      .action(async (file: string | undefined, opts: EmisorFlags) => (await import('./run.js')).save(ctx, verb, file, opts));
+      .action(async (file: string | undefined, opts: EmisorFlags) => (await import('./save.js')).save(ctx, verb, file, opts));
   }
   emisor
     .command('show')
     .description('the record of an issuer as registered, without its secrets (Hacienda password, PIN, .p12, signing key)')
     .argument('<id>', 'identificación of the issuer')
     .option('--json', 'print as JSON')
-    .action(async (id: string, opts: EmisorFlags) => (await import('./run.js')).show(ctx, id, opts));
+    .action(async (id: string, opts: EmisorFlags) => (await import('./show.js')).show(ctx, id, opts));
   emisor
     .command('list')
     .description("the account's issuers (no secrets)")
     .option('--json', 'print as JSON')
-    .action(async (opts: EmisorFlags) => (await import('./run.js')).list(ctx, opts));
+    .action(async (opts: EmisorFlags) => (await import('./list.js')).list(ctx, opts));
 }

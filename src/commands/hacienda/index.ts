@@ -1,25 +1,7 @@
 /** `fecr hacienda serve`: the local emulator of Hacienda's APIs. */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
-
-export interface ServeEmulatorFlags {
-  host: string;
-  port: string;
-  users?: string;
-  data?: string;
-  delay: string;
-  latency?: string;
-  errorRate?: string;
-  rateLimitRate?: string;
-  dropRate?: string;
-  lostResponseRate?: string;
-  idpOutage?: boolean;
-  reject?: string[];
-  indexDelay?: string;
-  quotaPerMinute?: string;
-  seed?: string;
-  validationThreads?: string;
-}
+import type { ServeEmulatorFlags } from './serve.js';
 
 export function defineHaciendaCommands(program: Command, ctx: Ctx): void {
   const hacienda = program.command('hacienda').description("Hacienda's APIs: the local emulator");

@@ -3,7 +3,25 @@ import { waitForStopSignal } from '../../cli/signals.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { resolvePath, writeLine } from '../../cli/io.js';
 import { info } from '../../cli/output.js';
-import type { ServeEmulatorFlags } from './index.js';
+
+export interface ServeEmulatorFlags {
+  host: string;
+  port: string;
+  users?: string;
+  data?: string;
+  delay: string;
+  latency?: string;
+  errorRate?: string;
+  rateLimitRate?: string;
+  dropRate?: string;
+  lostResponseRate?: string;
+  idpOutage?: boolean;
+  reject?: string[];
+  indexDelay?: string;
+  quotaPerMinute?: string;
+  seed?: string;
+  validationThreads?: string;
+}
 
 function num(flag: string, value: string | undefined, { min = 0, max = Number.MAX_SAFE_INTEGER, integer = false } = {}): number | undefined {
   if (value === undefined) return undefined;

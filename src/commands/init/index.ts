@@ -5,13 +5,7 @@
  */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
-
-export interface InitFlags {
-  p12?: string;
-  pinStdin?: boolean;
-  force?: boolean;
-  json?: boolean;
-}
+import type { InitFlags } from './run.js';
 
 export function defineInitCommand(program: Command, ctx: Ctx): void {
   program

@@ -4,7 +4,13 @@ import type { Ctx } from '../../cli/context.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { readAll, readInput, resolvePath, writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
-import type { InitFlags } from './index.js';
+
+export interface InitFlags {
+  p12?: string;
+  pinStdin?: boolean;
+  force?: boolean;
+  json?: boolean;
+}
 
 /** The issuer of the templates without --p12: the fixtures' issuer, which `fecr certs create-test --id 3101123456` certifies. */
 export const TEMPLATE_ISSUER_ID = '3101123456';

@@ -1,14 +1,7 @@
 /** `fecr send FILE.json|-`: sign a document, send it to Hacienda, print its clave (and with --wait, the verdict). */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
-
-export interface SendFlags {
-  wait?: boolean;
-  timeout?: string;
-  strict?: boolean;
-  json?: boolean;
-  quiet?: boolean;
-}
+import type { SendFlags } from './run.js';
 
 export function defineSendCommand(program: Command, ctx: Ctx): void {
   program

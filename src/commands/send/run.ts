@@ -6,7 +6,14 @@ import type { DocumentStatus } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
 import { pendingLine, printDetalle, timeoutMs, verdictExit } from '../documents/shared.js';
 import { startSpinner } from '../documents/spinner.js';
-import type { SendFlags } from './index.js';
+
+export interface SendFlags {
+  wait?: boolean;
+  timeout?: string;
+  strict?: boolean;
+  json?: boolean;
+  quiet?: boolean;
+}
 
 export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void> {
   if (!opts.wait && (opts.timeout !== undefined || opts.strict)) throw new UsageError(`${opts.strict ? '--strict' : '--timeout'} needs --wait`);

@@ -4,22 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
-
-export interface ServeFlags {
-  dataDir?: string;
-  host: string;
-  authPort: string;
-  apiPort: string;
-  env: string;
-  publicAuthUrl?: string;
-  publicApiUrl?: string;
-  authJwksUrl?: string;
-  emulatorDelay: string;
-  database?: string;
-  role: string;
-  haciendaUrl?: string;
-  allowPrivateWebhooks?: boolean;
-}
+import type { ServeFlags } from './run.js';
 
 export function defineServeCommand(program: Command, ctx: Ctx): void {
   program

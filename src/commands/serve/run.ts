@@ -2,8 +2,23 @@ import type { Ctx } from '../../cli/context.js';
 import { waitForStopSignal } from '../../cli/signals.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
-import type { ServeFlags } from './index.js';
 import type { Store } from '../../store/index.js';
+
+export interface ServeFlags {
+  dataDir?: string;
+  host: string;
+  authPort: string;
+  apiPort: string;
+  env: string;
+  publicAuthUrl?: string;
+  publicApiUrl?: string;
+  authJwksUrl?: string;
+  emulatorDelay: string;
+  database?: string;
+  role: string;
+  haciendaUrl?: string;
+  allowPrivateWebhooks?: boolean;
+}
 
 function port(flag: string, v: string): number {
   const n = Number(v);

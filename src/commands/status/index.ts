@@ -1,12 +1,7 @@
 /** `fecr status CLAVE [--watch]`: where a document stands (Hacienda's verdict once decided). */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
-
-export interface StatusFlags {
-  watch?: boolean;
-  timeout?: string;
-  json?: boolean;
-}
+import type { StatusFlags } from './run.js';
 
 export function defineStatusCommand(program: Command, ctx: Ctx): void {
   program

@@ -4,7 +4,12 @@ import { withBackend } from '../backend.js';
 import { checkClave, printDetalle, printStatusTable, timeoutMs } from '../documents/shared.js';
 import { startSpinner } from '../documents/spinner.js';
 import { report } from '../send/run.js';
-import type { StatusFlags } from './index.js';
+
+export interface StatusFlags {
+  watch?: boolean;
+  timeout?: string;
+  json?: boolean;
+}
 
 export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promise<void> {
   const clave = checkClave(claveArg);

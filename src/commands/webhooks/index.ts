@@ -6,14 +6,7 @@
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
 import type { ListenFlags } from './listen.js';
-
-export interface WebhookFlags {
-  account: string;
-  dataDir?: string;
-  state?: string;
-  limit?: string;
-  json?: boolean;
-}
+import type { WebhookFlags } from './shared.js';
 
 export function defineWebhookCommands(program: Command, ctx: Ctx): void {
   const webhooks = program.command('webhooks').description('webhook deliveries of Hacienda verdicts');
@@ -25,14 +18,14 @@ export function defineWebhookCommands(program: Command, ctx: Ctx): void {
     .option('--limit <n>', 'at most this many', '50')
     .option('--data-dir <dir>', "data dir (default: the local profile's, else FECR_DATA_DIR or the platform data dir; a remote profile is refused)")
     .option('--json', 'print as JSON')
-    .action(async (opts: WebhookFlags) => (await import('./run.js')).list(ctx, opts));
+    .action(async (opts: WebhookFlags) => (await import('./list.js')).list(ctx, opts));
   webhooks
     .command('replay')
     .description('deliver again (same webhook-id); a running `fecr serve` picks it up')
     .argument('<id>', 'delivery id (from webhooks list)')
     .requiredOption('--account <base>', 'account name')
     .option('--data-dir <dir>', "data dir (default: the local profile's, else FECR_DATA_DIR or the platform data dir; a remote profile is refused)")
-    .action(async (id: string, opts: WebhookFlags) => (await import('./run.js')).replay(ctx, id, opts));
+    .action(async (id: string, opts: WebhookFlags) => (await import('./replay.js')).replay(ctx, id, opts));
   webhooks
     .command('listen')
     .description("receive the account's webhook deliveries here, print each one and forward it to --forward-to (like stripe listen)")

@@ -1,11 +1,18 @@
+/** `fecr documents list`: the documents of the profile's account, newest first. */
 import type { Ctx } from '../../cli/context.js';
 import { UsageError } from '../../cli/errors.js';
 import { printJson } from '../../cli/output.js';
 import type { DocumentEstado } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
-import type { ListFlags } from './index.js';
 import { printStatusTable } from './shared.js';
 import { DOCUMENT_STATES } from '../../core/lifecycle.js';
+
+export interface ListFlags {
+  state?: string;
+  since?: string;
+  limit?: string;
+  json?: boolean;
+}
 
 const STATES: readonly DocumentEstado[] = DOCUMENT_STATES;
 const DATE = /^(\d{4}-\d{2}-\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:\d{2})?$/;

@@ -1,21 +1,11 @@
+/** `fecr contribuyente ID`: a taxpayer in Hacienda's registry. */
 import type { Ctx } from '../../cli/context.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
 import { renderTable } from '../../cli/table.js';
 import { withBackend } from '../backend.js';
-import type { LookupFlags } from './index.js';
-
-export async function cabys(ctx: Ctx, words: string[], opts: LookupFlags): Promise<void> {
-  const text = words.join(' ').trim();
-  if (text === '') throw new UsageError('give the words to search for, e.g. fecr cabys cafe molido');
-  const rows = await withBackend(ctx, (b) => b.cabys(text, { impuesto: true }));
-  if (rows.length === 0) throw new UserError(`no CABYS code matches "${text}"`);
-  if (opts.json) return printJson(ctx, rows);
-  // The IVA rate ("-": a service that does not give it).
-  const iva = (r: { impuesto?: number }) => (r.impuesto === undefined ? '-' : `${r.impuesto} %`);
-  writeLine(ctx.io.stdout, renderTable(ctx, ['codigo', 'descripcion', 'iva'], rows.map((r) => [r.codigo, r.descripcion, iva(r)])));
-}
+import type { LookupFlags } from './flags.js';
 
 export async function contribuyente(ctx: Ctx, idArg: string, opts: LookupFlags): Promise<void> {
   const id = idArg.trim();
@@ -32,16 +22,4 @@ export async function contribuyente(ctx: Ctx, idArg: string, opts: LookupFlags):
   writeLine(ctx.io.stdout, '');
   if (actividades.length === 0) return writeLine(ctx.io.stdout, 'no active economic activity');
   writeLine(ctx.io.stdout, renderTable(ctx, ['actividad', 'descripcion'], actividades.map((a) => [a.codigo, a.descripcion])));
-}
-
-export async function exoneracion(ctx: Ctx, numeroArg: string, opts: LookupFlags): Promise<void> {
-  const numero = numeroArg.trim();
-  if (numero === '') throw new UsageError('NUMERO must not be empty');
-  const e = await withBackend(ctx, (b) => b.exoneracion(numero));
-  if (!e) throw new UserError(`no exoneración ${numero} is known to Hacienda`);
-  if (opts.json) return printJson(ctx, e);
-  writeLine(
-    ctx.io.stdout,
-    renderTable(ctx, ['numeroDocumento', 'estado', 'porcentajeExoneracion', 'fechaVencimiento'], [[e.numeroDocumento, e.estado, String(e.porcentajeExoneracion), e.fechaVencimiento]]),
-  );
 }

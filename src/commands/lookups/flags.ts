@@ -1,0 +1,4 @@
+/** The flags of the lookup verbs (cabys, contribuyente, exoneracion). */
+export interface LookupFlags {
+  json?: boolean;
+}
