@@ -17,7 +17,7 @@ import { AccountError, createAccount, pointWebhook, setWebhook } from '../src/se
 import type { ServiceContext } from '../src/service/context.js';
 import { leaseJobs } from '../src/service/jobs.js';
 import { SecretBox } from '../src/service/secrets.js';
-import { createDelivery, WebhookSender, type AttemptOutcome } from '../src/service/webhooks.js';
+import { createDelivery, WebhookSender, type AttemptOutcome } from '../src/service/delivery/webhooks.js';
 import { openSqliteStore, type Store } from '../src/store/index.js';
 import { runCli, tempDir } from './helpers/cli.js';
 import { postJson } from './helpers/e2e.js';

@@ -19,7 +19,7 @@ import type { ServiceContext } from '../src/service/context.js';
 import { findIssuer, registerIssuer } from '../src/service/issuers.js';
 import { enqueueJob } from '../src/service/jobs.js';
 import { SecretBox } from '../src/service/secrets.js';
-import { startWorker, type Worker, type WorkerOptions } from '../src/service/worker.js';
+import { startWorker, type Worker, type WorkerOptions } from '../src/service/delivery/worker.js';
 import type { DocumentRow } from '../src/store/schema.js';
 import { ISSUER, validInvoice } from './helpers/bodies.js';
 import { openTestStore } from './helpers/stores.js';

@@ -20,7 +20,7 @@ import type { ClientContext as Ctx } from './context.js';
 import type { HaciendaEndpoints } from '../hacienda/index.js';
 import type { ServiceContext } from '../service/context.js';
 import type { OpenedService } from '../service/runtime.js';
-import type { Worker, WorkerOptions } from '../service/worker.js';
+import type { Worker, WorkerOptions } from '../service/delivery/worker.js';
 import type { DocumentRow, DocumentState } from '../store/schema.js';
 import {
   BackendError,
@@ -368,7 +368,7 @@ class LocalBackend implements Backend {
 
   private async createWorker(): Promise<Worker> {
     await this.startHacienda();
-    const { startWorker } = await import('../service/worker.js');
+    const { startWorker } = await import('../service/delivery/worker.js');
     const local = this.svc.hacienda.environment === 'local';
     const opts: WorkerOptions = {
       // A person is waiting: poll sooner and never more than a few seconds apart.
@@ -384,7 +384,7 @@ class LocalBackend implements Backend {
 
   /** Makes the document's pending send/poll jobs due now and wakes the worker. */
   private async nudge(clave: string): Promise<void> {
-    const { acceptCallback } = await import('../service/worker.js');
+    const { acceptCallback } = await import('../service/delivery/worker.js');
     await acceptCallback(this.svc, { clave });
     this.worker?.wake();
   }
@@ -487,5 +487,5 @@ async function mapped<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-const toStatus = (row: Omit<DocumentRow, 'xml' | 'response_xml'>): DocumentStatus => documentStatusFromRow(row);
+const toStatus = (row: Parameters<typeof documentStatusFromRow>[0]): DocumentStatus => documentStatusFromRow(row);
 

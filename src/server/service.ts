@@ -14,7 +14,7 @@ import { closeLookups } from '../service/lookups.js';
 import { openService, type OpenedService } from '../service/runtime.js';
 import { createTokenVerifier } from '../service/tokens.js';
 import { webhookTargetPolicy } from '../service/webhook-targets.js';
-import { acceptCallback, startWorker, type Worker, type WorkerOptions } from '../service/worker.js';
+import { acceptCallback, startWorker, type Worker, type WorkerOptions } from '../service/delivery/worker.js';
 import { buildApiApp } from './api-app.js';
 import { buildAuthApp } from './auth-app.js';
 

@@ -87,6 +87,10 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, bod
         total_comprobante: money(totals.resumen.totalComprobante),
         moneda: doc.moneda.codigoMoneda,
         receptor_nombre: doc.receptor?.nombre ?? null,
+        emisor_tipo: doc.emisor.identificacion.tipo,
+        emisor_numero: doc.emisor.identificacion.numero,
+        receptor_tipo: doc.receptor?.identificacion.tipo ?? null,
+        receptor_numero: doc.receptor?.identificacion.numero ?? null,
         created_at: now,
         updated_at: now,
         decided_at: null,
@@ -181,8 +185,8 @@ export async function getDocument(ctx: ServiceContext, accountId: number, clave:
   return row ?? null;
 }
 
-/** A document row without its XML payloads. */
-export type DocumentSummary = Omit<DocumentRow, 'xml' | 'response_xml'>;
+/** A document row without its XML payloads (nor the parties' identifications, which only the worker reads). */
+export type DocumentSummary = Omit<DocumentRow, 'xml' | 'response_xml' | 'emisor_tipo' | 'emisor_numero' | 'receptor_tipo' | 'receptor_numero'>;
 
 export interface ListDocumentsOptions {
   state?: DocumentState;

@@ -69,6 +69,11 @@ export interface DocumentsTable {
   total_comprobante: string;
   moneda: string;
   receptor_nombre: string | null;
+  /** Identificación (tipo, número) of the emisor and receptor, stored at submission (null on rows stored before migration 0004, and for a receptor without one). */
+  emisor_tipo: string | null;
+  emisor_numero: string | null;
+  receptor_tipo: string | null;
+  receptor_numero: string | null;
   created_at: Millis;
   updated_at: Millis;
   decided_at: Millis | null;

@@ -1,0 +1,347 @@
+/**
+ * The two queue back ends of the worker, behind one small interface (JobQueue): they take due jobs, run them
+ * `concurrency` at a time with the worker's JobRunner, and keep the worker's claim on them alive.
+ *
+ *  - SQLite: a leasing loop over the jobs table (jobs.ts): leases of leaseMs, renewed every leaseMs/3 while a job
+ *    runs (the heartbeat); a killed worker's leases expire and its jobs become due again.
+ *  - PostgreSQL: a graphile-worker runner (woken by NOTIFY); the worker's heartbeat in queue_workers, the jobs of
+ *    workers whose heartbeat stopped unlocked (unlockDeadWorkers), and this worker's own jobs whose end could not
+ *    be recorded unlocked (unlockOwnOrphans).
+ */
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import type { Job as GraphileJob, JobHelpers, Runner, TaskList, WorkerPool } from 'graphile-worker';
+import type { Logger } from 'pino';
+import type { Job } from '../../store/schema.js';
+import type { ServiceContext } from '../context.js';
+import {
+  heartbeat,
+  JOB_TYPES,
+  leaseJobs,
+  pendingJobs,
+  QUEUE_TASKS,
+  releaseLeases,
+  renewLeases,
+  unlockDeadWorkers,
+  unlockOwnOrphans,
+  unregisterWorker,
+  type QueuePayload,
+} from '../jobs.js';
+import { AbortedError, errText } from './job.js';
+
+/** Runs one job, writing under `owner`'s lease. True when the job was settled (completed or rescheduled). */
+export type JobRunner = (job: Job, owner: string) => Promise<boolean>;
+
+export interface QueueOptions {
+  /** The worker's name; the lease owner on SQLite. */
+  name: string;
+  concurrency: number;
+  pollIntervalMs: number;
+  leaseMs: number;
+  queuePollIntervalMs: number;
+}
+
+export interface JobQueue {
+  /** Lease owner: the worker's name on SQLite; on PostgreSQL its graphile-worker pool id once started. */
+  readonly owner: string;
+  /** True once kill() was called: jobs in flight write nothing more. */
+  readonly aborted: boolean;
+  start(): void;
+  /** Checks the queue now. */
+  wake(): void;
+  /** Resolves when no unfinished job is left in the queue and nothing is in flight. */
+  idle(): Promise<void>;
+  /** Stops taking jobs and waits for those in flight (queued jobs stay queued). */
+  stop(): Promise<void>;
+  /** A kill -9 (tests): stops at once, no more heartbeats or lease renewals; then stop() waits for the rest. */
+  kill(): void;
+}
+
+export function openQueue(ctx: ServiceContext, log: Logger, opts: QueueOptions, run: JobRunner): JobQueue {
+  return ctx.store.dialect === 'postgres' ? new PgQueue(ctx, log, opts, run) : new SqliteQueue(ctx, log, opts, run);
+}
+
+abstract class BaseQueue {
+  owner: string;
+  aborted = false;
+  protected stopping = false;
+  protected readonly inflight = new Map<number, Promise<void>>();
+  protected heartbeatTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    protected readonly ctx: ServiceContext,
+    protected readonly log: Logger,
+    protected readonly o: QueueOptions,
+    protected readonly run: JobRunner,
+  ) {
+    this.owner = o.name;
+  }
+
+  kill(): void {
+    this.aborted = true;
+    this.stopping = true;
+    clearInterval(this.heartbeatTimer);
+    this.wake();
+  }
+
+  abstract wake(): void;
+}
+
+// --- SQLite: the leasing loop ------------------------------------------------------------------------
+
+class SqliteQueue extends BaseQueue implements JobQueue {
+  private loopDone: Promise<void> = Promise.resolve();
+  private signal: (() => void) | undefined;
+  private idleWaiters: (() => void)[] = [];
+
+  start(): void {
+    this.loopDone = this.loop();
+    const every = Math.max(10, Math.floor(this.o.leaseMs / 3));
+    this.heartbeatTimer = setInterval(() => void this.renew(), every);
+    this.heartbeatTimer.unref();
+    this.log.info({ concurrency: this.o.concurrency, leaseMs: this.o.leaseMs }, 'worker started');
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    while (!this.stopping) {
+      const free = this.o.concurrency - this.inflight.size;
+      let leased = 0;
+      if (free > 0) {
+        try {
+          const jobs = await leaseJobs(this.ctx, { owner: this.owner, limit: free, leaseMs: this.o.leaseMs });
+          failures = 0;
+          if (this.stopping) {
+            // Leased just as we stopped: hand them back (due at once for the next run), unless killed.
+            if (!this.aborted) await releaseLeases(this.ctx, this.owner, jobs.map((j) => j.id)).catch(() => undefined);
+            break;
+          }
+          leased = jobs.length;
+          for (const job of jobs) this.launch(job);
+        } catch (e) {
+          if (this.stopping) break;
+          failures++;
+          this.log.error({ err: errText(e) }, 'leasing jobs failed');
+          await this.wait(Math.min(5_000, this.o.pollIntervalMs * 2 ** failures));
+          continue;
+        }
+      }
+      if (leased > 0 && leased === free) continue; // maybe more due: lease again once a slot frees up
+      if (this.inflight.size === 0 && this.idleWaiters.length > 0) await this.checkIdle();
+      if (this.stopping) break;
+      await this.wait(this.o.pollIntervalMs);
+    }
+  }
+
+  /** Sleeps up to `ms`, or until wake() / a job finishing. */
+  private wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(t);
+        if (self.signal === done) self.signal = undefined;
+        resolve();
+      }
+      this.signal = done;
+    });
+  }
+
+  wake(): void {
+    this.signal?.();
+  }
+
+  private async checkIdle(): Promise<void> {
+    try {
+      const { count } = await pendingJobs(this.ctx);
+      if (count === 0 && this.inflight.size === 0) {
+        const waiters = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const f of waiters) f();
+      }
+    } catch (e) {
+      this.log.error({ err: errText(e) }, 'idle check failed');
+    }
+  }
+
+  idle(): Promise<void> {
+    return new Promise((resolve) => {
+      this.idleWaiters.push(resolve);
+      this.wake();
+    });
+  }
+
+  private launch(job: Job): void {
+    if (this.inflight.has(job.id)) return;
+    const p = this.run(job, this.owner)
+      .then(() => undefined)
+      .finally(() => {
+        this.inflight.delete(job.id);
+        this.wake();
+      });
+    this.inflight.set(job.id, p);
+  }
+
+  /** The heartbeat: the leases of the jobs in flight, renewed. */
+  private async renew(): Promise<void> {
+    if (this.aborted || this.inflight.size === 0) return;
+    try {
+      await renewLeases(this.ctx, this.owner, [...this.inflight.keys()], this.o.leaseMs);
+    } catch (e) {
+      if (!this.aborted) this.log.error({ err: errText(e) }, 'renewing leases failed');
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.loopDone.catch(() => undefined);
+    await Promise.allSettled([...this.inflight.values()]);
+    clearInterval(this.heartbeatTimer);
+    if (!this.aborted) for (const f of this.idleWaiters.splice(0)) f();
+  }
+}
+
+// --- PostgreSQL: graphile-worker runner ---------------------------------------------------------------
+
+class PgQueue extends BaseQueue implements JobQueue {
+  private started: Promise<void> = Promise.resolve();
+  private runner: Runner | undefined;
+  private pool: WorkerPool | undefined;
+  private pgPool: import('pg').Pool | undefined;
+  private readonly startedAt = Date.now();
+
+  start(): void {
+    this.started = this.startRunner().catch((e) => {
+      this.log.error({ err: errText(e) }, 'the job runner did not start');
+      throw e;
+    });
+    this.started.catch(() => undefined);
+  }
+
+  /** Runs the queue's jobs with graphile-worker: `concurrency` jobs at a time, woken by NOTIFY. */
+  private async startRunner(): Promise<void> {
+    const url = this.ctx.store.url;
+    if (!url) throw new Error('a PostgreSQL store without its URL');
+    const [{ run, Logger }, { default: pg }] = await Promise.all([import('graphile-worker'), import('pg')]);
+    if (this.stopping) return;
+    // Its own pool: one LISTEN client plus one per concurrent job, apart from the API's queries.
+    const pgPool = new pg.Pool({ connectionString: url, max: this.o.concurrency + 2, application_name: `fecr-worker:${this.o.name}` });
+    pgPool.on('error', (e) => this.log.warn({ err: errText(e) }, 'queue connection lost'));
+    pgPool.on('connect', (client) => client.on('error', () => undefined));
+    this.pgPool = pgPool;
+    const events = new EventEmitter();
+    events.on('pool:create', ({ workerPool }: { workerPool: WorkerPool }) => {
+      this.pool = workerPool;
+      this.owner = workerPool.id;
+      void this.beat();
+    });
+    const taskList: TaskList = {};
+    for (const type of JOB_TYPES) taskList[QUEUE_TASKS[type]] = (payload, helpers) => this.runQueued(type, payload, helpers);
+    const log = this.log;
+    this.runner = await run({
+      pgPool,
+      taskList,
+      crontab: '',
+      concurrency: this.o.concurrency,
+      pollInterval: this.o.queuePollIntervalMs,
+      noHandleSignals: true,
+      events: events as never,
+      logger: new Logger(() => (level, message) => {
+        if (level === 'error') log.error({ queue: 'graphile-worker' }, message);
+        else if (level === 'warning') log.warn({ queue: 'graphile-worker' }, message);
+        else log.debug({ queue: 'graphile-worker' }, message);
+      }),
+    });
+    const every = Math.max(10, Math.floor(this.o.leaseMs / 3));
+    this.heartbeatTimer = setInterval(() => void this.beat(), every);
+    this.heartbeatTimer.unref();
+    this.log.info({ concurrency: this.o.concurrency, leaseMs: this.o.leaseMs, queue: 'postgres', poolId: this.owner }, 'worker started');
+  }
+
+  /** Heartbeat of this worker, then the jobs of workers whose heartbeat stopped are freed. */
+  private async beat(): Promise<void> {
+    if (this.aborted || this.stopping || !this.pool) return;
+    const db = this.ctx.store.db;
+    try {
+      const now = this.ctx.now();
+      await heartbeat(db, { id: this.owner, name: this.o.name, host: hostname(), pid: process.pid, startedAt: this.startedAt }, now);
+      const freed = await unlockDeadWorkers(db, now, this.o.leaseMs);
+      if (freed.length > 0) {
+        this.log.warn({ deadWorkers: freed }, 'unlocked the jobs of workers that stopped (no heartbeat)');
+        this.wake();
+      }
+      const orphans = await unlockOwnOrphans(db, this.owner, [...this.inflight.keys()], this.o.leaseMs);
+      if (orphans.length > 0) {
+        this.log.warn({ jobs: orphans }, 'unlocked jobs whose end could not be recorded (database connection lost)');
+        this.wake();
+      }
+    } catch (e) {
+      if (!this.aborted && !this.stopping) this.log.error({ err: errText(e) }, 'worker heartbeat failed');
+    }
+  }
+
+  /** One graphile-worker job: our Job shape, then the shared job logic. Throws when the job was not settled. */
+  private async runQueued(type: Job['type'], rawPayload: unknown, helpers: JobHelpers): Promise<void> {
+    const gw: GraphileJob = helpers.job;
+    if (this.aborted) throw new AbortedError();
+    const p = (rawPayload ?? {}) as Partial<QueuePayload>;
+    if (gw.locked_by) this.owner = gw.locked_by;
+    const job: Job = {
+      id: Number(gw.id),
+      type,
+      document_id: p.document_id ?? null,
+      delivery_id: p.delivery_id ?? null,
+      run_at: new Date(gw.run_at).getTime(),
+      attempts: (p.prior ?? 0) + gw.attempts,
+      lease_owner: gw.locked_by,
+      lease_until: null,
+      last_error: p.last_error ?? null,
+      created_at: p.since ?? new Date(gw.created_at).getTime(),
+      done_at: null,
+    };
+    const run = this.run(job, this.owner);
+    this.inflight.set(job.id, run.then(() => undefined));
+    let settled: boolean;
+    try {
+      settled = await run;
+    } finally {
+      this.inflight.delete(job.id);
+    }
+    // Not completed nor rescheduled by us (lease lost, aborted, store failure): graphile-worker must not delete it;
+    // failing the job unlocks it (only while we hold it) for another run.
+    if (!settled) throw new Error(this.aborted ? 'worker aborted' : 'job not settled; left for another run');
+  }
+
+  wake(): void {
+    if (this.pool && !this.stopping) {
+      try {
+        this.pool.nudge(this.o.concurrency);
+      } catch {
+        // shutting down
+      }
+    }
+  }
+
+  async idle(): Promise<void> {
+    for (;;) {
+      if (this.stopping) return;
+      try {
+        if (this.inflight.size === 0 && (await pendingJobs(this.ctx)).count === 0 && this.inflight.size === 0) return;
+      } catch (e) {
+        this.log.error({ err: errText(e) }, 'idle check failed');
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.started.catch(() => undefined);
+    clearInterval(this.heartbeatTimer);
+    await this.runner?.stop().catch((e: unknown) => this.log.warn({ err: errText(e) }, 'stopping the job runner'));
+    await Promise.allSettled([...this.inflight.values()]);
+    if (this.pool && !this.aborted) await unregisterWorker(this.ctx.store.db, this.owner).catch(() => undefined);
+    await this.pgPool?.end().catch(() => undefined);
+  }
+}

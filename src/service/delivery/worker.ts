@@ -1,0 +1,322 @@
+/**
+ * The background worker: takes jobs from the queue and runs them, `concurrency` at a time. It composes
+ *  - queue.ts: the two queue back ends (SQLite leases; PostgreSQL graphile-worker) and their heartbeats;
+ *  - send.ts: the `send` job (POST to Hacienda, GET before any re-POST);
+ *  - poll.ts: the `poll` job (status query, the verdict stored, the webhook queued);
+ *  - webhooks.ts: the `webhook` job (one delivery attempt).
+ * and holds what they share: the Hacienda sessions of the issuers, the statistics, the kill switch. Hacienda's
+ * callback (acceptCallback) only makes a document's jobs due now.
+ *
+ * Every effect of a job is written in one transaction with the job's completion, guarded by its lease, so a
+ * crash at any point either leaves the job to be redone (safely: GET before POST) or has fully done it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { isClave } from '../../core/clave.js';
+import { FINAL_STATES } from '../../core/lifecycle.js';
+import {
+  HttpClient,
+  ReceptionClient,
+  TokenManager,
+  type HaciendaEndpoints,
+  type HttpClientOptions,
+  type RetryPolicy,
+} from '../../hacienda/index.js';
+import { storeFaultOf } from '../../store/faults.js';
+import type { Issuer, Job } from '../../store/schema.js';
+import type { ServiceContext } from '../context.js';
+import { issuerSecretsContext, type IssuerSecrets, type StoredIssuerRecord } from '../issuers.js';
+import { completeJob, hurryDocumentJobs, LeaseLostError, rescheduleJob } from '../jobs.js';
+import { AbortedError, backoff, errText, type JobEnv, type JobTiming, type WorkerStats } from './job.js';
+import { runPoll } from './poll.js';
+import { openQueue, type JobQueue } from './queue.js';
+import { runSend } from './send.js';
+import { runWebhook, WebhookSender } from './webhooks.js';
+
+export type { WorkerStats } from './job.js';
+export { submitMeta } from './send.js';
+
+export interface WorkerOptions {
+  /** Lease owner name (default `worker-<pid>-<random>`); must be unique per running worker. */
+  owner?: string;
+  /** Jobs run at the same time (default 8). */
+  concurrency?: number;
+  /** How often the queue is checked when idle, ms (default 50). */
+  pollIntervalMs?: number;
+  /**
+   * Lease duration, ms (default 30 000); live workers renew their leases every leaseMs/3. On PostgreSQL the same
+   * figure is the heartbeat timeout: a worker silent for leaseMs is dead and its jobs are unlocked.
+   */
+  leaseMs?: number;
+  /** PostgreSQL: how often each graphile-worker runner looks for jobs that became due (default 250 ms; new jobs arrive by NOTIFY at once). */
+  queuePollIntervalMs?: number;
+  /** Webhook retry window from when the delivery was queued (default 24 h), then `fallido`. */
+  webhookRetryWindowMs?: number;
+  /** Webhook backoff: first retry (default 5 s), doubling, capped (default 1 h). */
+  webhookBackoffBaseMs?: number;
+  webhookBackoffMaxMs?: number;
+  /** Webhook HTTP timeouts (defaults 5 s connect, 10 s headers, 10 s body). */
+  webhookConnectTimeoutMs?: number;
+  webhookHeadersTimeoutMs?: number;
+  webhookBodyTimeoutMs?: number;
+  /** First status query after the POST (default 300 ms), doubling per query up to pollMaxIntervalMs (default 30 s). */
+  firstPollDelayMs?: number;
+  pollMaxIntervalMs?: number;
+  /** After this long without a verdict (default 24 h) the status is queried every pollSlowIntervalMs (default 1 h). */
+  pollWindowMs?: number;
+  pollSlowIntervalMs?: number;
+  /** Backoff of failed sends: first retry (default 1 s), doubling, capped (default 5 min). */
+  sendBackoffBaseMs?: number;
+  sendBackoffMaxMs?: number;
+  /** Public URL of our Hacienda callback endpoint, sent as `callbackUrl` with each document (default none). */
+  callbackUrl?: string;
+  /** Retries inside one Hacienda call (default 3 attempts, 200 ms base, 2 s cap); longer outages are the queue's job. */
+  haciendaRetry?: Partial<RetryPolicy>;
+  /**
+   * How long after a POST whose answer was lost (or a 500/502/504) a 404 from the status query is taken for
+   * Hacienda's index delay and asked again before the document is POSTed again (default 30 s; 0 trusts the 404).
+   */
+  indexDelayToleranceMs?: number;
+  /** HTTP options of the Hacienda client (default 5 s connect, 15 s headers/body). */
+  haciendaHttp?: HttpClientOptions;
+  /** Which Hacienda endpoints an issuer talks to (default ctx.hacienda.endpoints for every issuer). */
+  endpointsFor?: (issuer: StoredIssuerRecord) => HaciendaEndpoints;
+  /** Random source for jitter (default Math.random). */
+  random?: () => number;
+}
+
+export interface Worker {
+  /** Lease owner: the worker's name on SQLite; on PostgreSQL its graphile-worker pool id once started. */
+  readonly owner: string;
+  readonly stats: Readonly<WorkerStats>;
+  /** The last job failure that was a store fault (a full disk, a lost database); cleared when a job succeeds. */
+  readonly lastStoreFault: Error | undefined;
+  /** Stops leasing, lets in-flight jobs finish, closes the Hacienda sessions. Queued jobs stay queued. */
+  stop(): Promise<void>;
+  /** Resolves when no unfinished job is left in the queue and nothing is in flight. */
+  idle(): Promise<void>;
+  /** Checks the queue now (e.g. right after a submission or a callback). */
+  wake(): void;
+  /**
+   * Simulates a kill -9 (tests): stops at once; in-flight jobs write nothing more to the store and their leases
+   * are not renewed, so they become due again after leaseMs. Returns when the abandoned HTTP calls settled.
+   */
+  abort(): Promise<void>;
+}
+
+/** claveHacienda is base64 per the spec; a value that is not canonical base64 of UTF-8 text is used as is. */
+export function decodeClaveHacienda(value: string): string {
+  const t = value.trim();
+  if (t.length > 0 && t.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(t)) {
+    const bytes = Buffer.from(t, 'base64');
+    const text = bytes.toString('utf8');
+    if (bytes.toString('base64') === t && Buffer.from(text, 'utf8').equals(bytes) && !/[\u0000-\u001f\u007f]/.test(text)) return text;
+  }
+  return value;
+}
+
+export function startWorker(ctx: ServiceContext, opts: WorkerOptions = {}): Worker {
+  const w = new DeliveryWorker(ctx, opts);
+  w.start();
+  return w;
+}
+
+interface ClientEntry {
+  key: string;
+  client: ReceptionClient;
+}
+
+class DeliveryWorker implements Worker, JobEnv {
+  readonly stats: WorkerStats = { sent: 0, confirmedByStatus: 0, polls: 0, decided: 0, webhooksDelivered: 0, webhookAttempts: 0, retries: 0, errors: 0 };
+  readonly log: Logger;
+  readonly o: JobTiming;
+  readonly random: () => number;
+  /** The last job failure that was a store fault (a full disk, a lost database); cleared when a job succeeds. */
+  lastStoreFault: Error | undefined;
+  private readonly queue: JobQueue;
+  private readonly http: HttpClient;
+  private readonly tokens = new Map<string, TokenManager>();
+  private readonly clients = new Map<number, ClientEntry>();
+  private readonly webhooks: WebhookSender;
+  private readonly haciendaRetry: Partial<RetryPolicy>;
+  private readonly indexDelayToleranceMs: number;
+  private readonly endpointsFor: (issuer: StoredIssuerRecord) => HaciendaEndpoints;
+  private stopped: Promise<void> | undefined;
+
+  constructor(
+    readonly ctx: ServiceContext,
+    opts: WorkerOptions,
+  ) {
+    const name = opts.owner ?? `worker-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.log = ctx.logger.child({ component: 'worker', owner: name });
+    this.random = opts.random ?? Math.random;
+    this.o = {
+      firstPollDelayMs: opts.firstPollDelayMs ?? 300,
+      pollMaxIntervalMs: opts.pollMaxIntervalMs ?? 30_000,
+      pollWindowMs: opts.pollWindowMs ?? 24 * 3600_000,
+      pollSlowIntervalMs: opts.pollSlowIntervalMs ?? 3600_000,
+      sendBackoffBaseMs: opts.sendBackoffBaseMs ?? 1_000,
+      sendBackoffMaxMs: opts.sendBackoffMaxMs ?? 300_000,
+      callbackUrl: opts.callbackUrl,
+    };
+    this.haciendaRetry = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000, maxServerWaitMs: 10_000, ...opts.haciendaRetry };
+    this.indexDelayToleranceMs = opts.indexDelayToleranceMs ?? 30_000;
+    this.endpointsFor = opts.endpointsFor ?? (() => ctx.hacienda.endpoints);
+    this.http = new HttpClient({ connectTimeoutMs: 5_000, headersTimeoutMs: 15_000, bodyTimeoutMs: 15_000, connections: 32, ...opts.haciendaHttp });
+    this.webhooks = new WebhookSender(ctx, {
+      retryWindowMs: opts.webhookRetryWindowMs ?? 24 * 3600_000,
+      ...(opts.webhookBackoffBaseMs !== undefined ? { backoffBaseMs: opts.webhookBackoffBaseMs } : {}),
+      ...(opts.webhookBackoffMaxMs !== undefined ? { backoffMaxMs: opts.webhookBackoffMaxMs } : {}),
+      ...(opts.webhookConnectTimeoutMs !== undefined ? { connectTimeoutMs: opts.webhookConnectTimeoutMs } : {}),
+      ...(opts.webhookHeadersTimeoutMs !== undefined ? { headersTimeoutMs: opts.webhookHeadersTimeoutMs } : {}),
+      ...(opts.webhookBodyTimeoutMs !== undefined ? { bodyTimeoutMs: opts.webhookBodyTimeoutMs } : {}),
+      random: this.random,
+    });
+    const queueOptions = {
+      name,
+      concurrency: Math.max(1, opts.concurrency ?? 8),
+      pollIntervalMs: opts.pollIntervalMs ?? 50,
+      leaseMs: opts.leaseMs ?? 30_000,
+      queuePollIntervalMs: opts.queuePollIntervalMs ?? 250,
+    };
+    this.queue = openQueue(ctx, this.log, queueOptions, (job, owner) => this.runJob(job, owner));
+  }
+
+  get owner(): string {
+    return this.queue.owner;
+  }
+
+  start(): void {
+    this.queue.start();
+  }
+
+  wake(): void {
+    this.queue.wake();
+  }
+
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  async stop(): Promise<void> {
+    return (this.stopped ??= (async () => {
+      await this.queue.stop();
+      await this.closeClients(true);
+      this.log.info({ stats: this.stats }, 'worker stopped');
+    })());
+  }
+
+  async abort(): Promise<void> {
+    this.queue.kill();
+    this.stopped ??= (async () => {
+      // Jobs in flight give up before writing; no lease is renewed, no heartbeat written.
+      await this.queue.stop();
+      await this.closeClients(false);
+    })();
+    return this.stopped;
+  }
+
+  private async closeClients(logout: boolean): Promise<void> {
+    const managers = [...this.tokens.values()];
+    this.tokens.clear();
+    this.clients.clear();
+    if (logout) await Promise.allSettled(managers.map((m) => m.close()));
+    await Promise.allSettled([this.http.close(), this.webhooks.close()]);
+  }
+
+  checkAlive(): void {
+    if (this.queue.aborted) throw new AbortedError();
+  }
+
+  /** Runs one job. True when the job was completed or rescheduled (settled), false when it was left as it was. */
+  private async runJob(job: Job, owner: string): Promise<boolean> {
+    try {
+      if (job.type === 'send') await runSend(this, job, owner);
+      else if (job.type === 'poll') await runPoll(this, job, owner);
+      else if (job.type === 'webhook') await runWebhook(this.webhooks, this.stats, job, owner, () => this.queue.aborted);
+      else {
+        this.checkAlive();
+        await completeJob(this.ctx.store.db, job, owner, this.ctx.now(), `unknown job type ${String(job.type)}`);
+      }
+      this.lastStoreFault = undefined;
+      return true;
+    } catch (e) {
+      if (e instanceof AbortedError || this.queue.aborted) return false;
+      if (e instanceof LeaseLostError) {
+        this.log.warn({ jobId: job.id, type: job.type }, 'lease lost; the job is left to its new owner');
+        return false;
+      }
+      this.stats.errors++;
+      if (storeFaultOf(e)) this.lastStoreFault = e as Error;
+      this.log.error({ jobId: job.id, type: job.type, err: errText(e) }, 'job failed unexpectedly');
+      try {
+        const delay = backoff(job.attempts, 1_000, 300_000, this.random);
+        await rescheduleJob(this.ctx.store.db, job, owner, this.ctx.now() + delay, errText(e));
+        return true;
+      } catch {
+        // lease lost or store gone: the lease expires and the job runs again
+        return false;
+      }
+    }
+  }
+
+  /** The reception client of an issuer (cached per issuer id and updated_at; one TokenManager per environment). */
+  clientFor(issuer: Issuer): ReceptionClient {
+    const key = `${issuer.updated_at}`;
+    const hit = this.clients.get(issuer.id);
+    if (hit && hit.key === key) return hit.client;
+    const record = JSON.parse(issuer.record_json) as StoredIssuerRecord;
+    const secrets = this.ctx.secrets.openJson<IssuerSecrets>(issuer.secrets_enc, issuerSecretsContext(issuer.account_id, issuer.identificacion));
+    const endpoints = this.endpointsFor(record);
+    const tkey = `${endpoints.environment}\u0000${endpoints.tokenUrl}`;
+    let tokens = this.tokens.get(tkey);
+    if (!tokens) {
+      tokens = new TokenManager({ endpoints, http: this.http, now: this.ctx.now, random: this.random });
+      this.tokens.set(tkey, tokens);
+    }
+    const client = new ReceptionClient({
+      endpoints,
+      credentials: { username: record.usuarioHacienda, password: decodeClaveHacienda(secrets.claveHacienda) },
+      tokens,
+      http: this.http,
+      now: this.ctx.now,
+      random: this.random,
+      retry: this.haciendaRetry,
+      statusRetry: this.haciendaRetry,
+      indexDelayToleranceMs: this.indexDelayToleranceMs,
+    });
+    this.clients.set(issuer.id, { key, client });
+    return client;
+  }
+}
+
+// --- Hacienda's callback ---------------------------------------------------------------------------
+
+export interface CallbackResult {
+  /** True when the clave is one of ours and its status will be re-queried now. */
+  known: boolean;
+  clave?: string;
+}
+
+/**
+ * Hacienda's callback (NOTES §4.6: `clave`, `ind-estado`/`indEstado`, `respuesta-xml`/`respuestaXml`). Only a
+ * hint: nothing from the body is stored; the document's pending jobs are made due now, so the worker confirms
+ * the status with GET /recepcion/{clave} and stores what that answer says. The HTTP route should answer 200 to any
+ * well-formed body (Hacienda retries otherwise) and then call `worker.wake()`.
+ */
+export async function acceptCallback(ctx: ServiceContext, body: unknown): Promise<CallbackResult> {
+  if (typeof body !== 'object' || body === null) return { known: false };
+  const b = body as Record<string, unknown>;
+  const clave = typeof b['clave'] === 'string' ? b['clave'].trim().split('-')[0]! : undefined;
+  if (!clave || !isClave(clave)) return { known: false };
+  const hint = typeof b['ind-estado'] === 'string' ? b['ind-estado'] : typeof b['indEstado'] === 'string' ? b['indEstado'] : undefined;
+  const now = ctx.now();
+  const doc = await ctx.store.db.selectFrom('documents').select(['id', 'state']).where('clave', '=', clave).executeTakeFirst();
+  if (!doc) {
+    ctx.logger.warn({ clave, indEstado: hint }, 'Hacienda callback for an unknown clave');
+    return { known: false, clave };
+  }
+  if (!FINAL_STATES.includes(doc.state)) await hurryDocumentJobs(ctx, doc.id, now);
+  ctx.logger.info({ clave, indEstado: hint, state: doc.state }, 'Hacienda callback received (hint; status re-queried)');
+  return { known: true, clave };
+}
