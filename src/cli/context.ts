@@ -1,5 +1,17 @@
-/** What every command receives: the injected IO and global flags. */
+/** What every command receives: the injected IO, global flags, and the factory of its lazy dependencies. */
+import type { Backend } from '../client/backend.js';
 import type { IO } from './io.js';
+
+/** What a command may ask of the backend it opens. */
+export interface BackendOptions {
+  /** A profile by name; default: the global --profile, else FECR_PROFILE, else "default". */
+  profile?: string;
+  /** Many documents (a batch): see LocalBackendOptions. */
+  bulk?: boolean;
+}
+
+/** Opens a backend on demand (cli/cli's Factory): only the command that needs one pays for it. */
+export type BackendFactory = (opts?: BackendOptions) => Promise<Backend>;
 
 export interface Ctx {
   io: IO;
@@ -8,4 +20,10 @@ export interface Ctx {
   /** Clock and randomness, injectable for tests. */
   now: () => Date;
   randomBytes: (n: number) => Uint8Array;
+  /**
+   * Where the issuer verbs get their Backend (through withBackend, src/commands/backend.ts, which closes it and
+   * maps its errors). Absent: the backend of the profile in use, local or remote (src/client/select.ts
+   * openBackend). A test hands in its own (test/cli-backend-factory.test.ts).
+   */
+  backend?: BackendFactory;
 }

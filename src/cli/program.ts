@@ -23,7 +23,7 @@ import { defineEmisorCommands } from '../commands/emisor/index.js';
 import { defineLookupCommands } from '../commands/lookups/index.js';
 import { defineSendCommand } from '../commands/send/index.js';
 import { defineStatusCommand } from '../commands/status/index.js';
-import type { Ctx } from './context.js';
+import type { BackendFactory, Ctx } from './context.js';
 import { CLIENT_EXIT, EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
 import { examplesHelp } from './examples.js';
 import { processIO, writeLine, type IO } from './io.js';
@@ -39,6 +39,8 @@ export interface MainOptions {
   io?: IO;
   now?: () => Date;
   randomBytes?: (n: number) => Uint8Array;
+  /** The backend the issuer verbs use (default: the profile's; see Ctx.backend). */
+  backend?: BackendFactory;
 }
 
 /** Runs the CLI and returns the exit code (never calls process.exit). */
@@ -50,6 +52,7 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<numb
     now: opts.now ?? (() => new Date()),
     // node:crypto takes ≈ 6 ms to load: only commands that draw random bytes pay for it.
     randomBytes: opts.randomBytes ?? ((n) => (requireHere('node:crypto') as typeof import('node:crypto')).randomBytes(n)),
+    ...(opts.backend ? { backend: opts.backend } : {}),
   };
   const program = buildProgram(ctx);
   try {

@@ -1,9 +1,9 @@
 /**
  * How the issuer verbs get their Backend, and how its failures become CLI errors: one line, or for a refused
- * input a headline and its findings one per line. `openBackend` (src/client/select.ts) picks the active profile's
- * backend: local or remote.
+ * input a headline and its findings one per line. The backend comes from the context's factory (Ctx.backend);
+ * without one, `openBackend` (src/client/select.ts) opens the active profile's backend: local or remote.
  */
-import type { Ctx } from '../cli/context.js';
+import type { BackendOptions, Ctx } from '../cli/context.js';
 import { EXIT, SilentExit, UserError } from '../cli/errors.js';
 import { invalidHeadline, printFindings } from '../cli/findings.js';
 import { writeLine } from '../cli/io.js';
@@ -11,22 +11,18 @@ import type { Backend, BackendError } from '../client/backend.js';
 import { SESSION_EXPIRED_LINE, SESSION_REVOKED_LINE } from '../client/select.js';
 import { MISSING_FIELDS } from '../service/service-error.js';
 
-export interface BackendFlags {
-  profile?: string;
-  /** Many documents (a batch): see LocalBackendOptions. */
-  bulk?: boolean;
-}
-
-export async function backendFor(ctx: Ctx, opts: BackendFlags = {}): Promise<Backend> {
+/** The context's backend (Ctx.backend), else the profile's; the caller closes it. */
+export async function backendFor(ctx: Ctx, opts: BackendOptions = {}): Promise<Backend> {
+  if (ctx.backend) return ctx.backend(opts);
   const { openBackend } = await import('../client/select.js');
   return openBackend(ctx, opts.profile, opts.bulk ? { bulk: true } : {});
 }
 
 /**
- * Opens the backend of the profile in use (the global `--profile`, else FECR_PROFILE), runs `fn`, closes the
- * backend; BackendErrors become CLI errors (toUserError).
+ * Opens the backend (backendFor: the context's factory, else the profile in use: the global `--profile`, else
+ * FECR_PROFILE), runs `fn`, closes the backend; BackendErrors become CLI errors (toUserError).
  */
-export async function withBackend<T>(ctx: Ctx, fn: (b: Backend) => Promise<T>, opts: BackendFlags = {}): Promise<T> {
+export async function withBackend<T>(ctx: Ctx, fn: (b: Backend) => Promise<T>, opts: BackendOptions = {}): Promise<T> {
   const { BackendError } = await import('../client/backend.js');
   let backend: Backend | undefined;
   const subjects = new WeakMap<object, string>();
