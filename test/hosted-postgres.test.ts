@@ -19,7 +19,7 @@ import { submitDocument } from '../src/service/documents.js';
 import { registerIssuer } from '../src/service/issuers.js';
 import { completeJob, LeaseLostError, pendingJobs } from '../src/service/jobs.js';
 import { SecretBox } from '../src/service/secrets.js';
-import { startWorker } from '../src/service/worker.js';
+import { startWorker } from '../src/service/delivery/worker.js';
 import { openPostgresStore, type Store } from '../src/store/index.js';
 import { validInvoice } from './helpers/bodies.js';
 import { tempDir } from './helpers/cli.js';

@@ -11,7 +11,7 @@ export async function list(ctx: Ctx, f: WebhookFlags): Promise<void> {
   if (f.state && !['pendiente', 'entregado', 'fallido'].includes(f.state)) throw new UsageError('--state must be pendiente, entregado or fallido');
   const limit = Number(f.limit ?? 50);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
-  const { listDeliveries } = await import('../../service/webhooks.js');
+  const { listDeliveries } = await import('../../service/delivery/webhooks.js');
   const rows = await withOperatorService(ctx, 'webhooks list', f.dataDir, async (svc) =>
     listDeliveries(svc, await accountId(svc, f.account), { state: f.state as 'pendiente' | undefined, limit }),
   );
