@@ -19,7 +19,7 @@
  *
  * The same functions, the same guarantees, another table. `enqueueJob`, `completeJob`, `rescheduleJob` and
  * `pendingJobs` look at the executor's dialect; on PostgreSQL the jobs live in graphile-worker's table (the
- * `jobs` table stays empty) and are consumed by graphile-worker runners (worker.ts), woken by LISTEN/NOTIFY:
+ * `jobs` table stays empty) and are consumed by graphile-worker runners (delivery/queue.ts), woken by LISTEN/NOTIFY:
  *
  *  - enqueue = `graphile_worker.add_job(task, payload, run_at, job_key)` in the caller's transaction (the outbox
  *    stays atomic with the document or delivery row). Job keys (`send:<document>`, `poll:<document>`,

@@ -7,7 +7,7 @@
  * and IPv4-mapped / IPv4-translated / NAT64 IPv6 forms of the IPv4 ones. Address classes come from ipaddr.js.
  *
  * Checked twice: when the URL is registered (literal IP, or every address the name resolves to), and at every
- * delivery on the address the socket is about to connect to (webhooks.ts: the undici connector checks literal hosts
+ * delivery on the address the socket is about to connect to (delivery/webhooks.ts: the undici connector checks literal hosts
  * with `nonPublicReason` and resolves names through `guardedLookup`), so a name that later resolves elsewhere (DNS
  * rebinding) gets no traffic either.
  *
