@@ -230,7 +230,8 @@ describe.skipIf(!hasScript)('login on a terminal', () => {
     const cmd = `"${process.execPath}" --import "${TSX}" "${ENTRY}" login --profile tty`;
     const child = spawn('script', ['-qfec', cmd, '/dev/null'], { env: { ...process.env, HOME: h, FECR_NO_KEYCHAIN: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
     let screen = '';
-    child.stdout.on('data', (c: Buffer) => (screen += c.toString()));
+    // The questions of src/cli/prompt.ts (@inquirer/prompts) are styled: compare the text without its escapes.
+    child.stdout.on('data', (c: Buffer) => (screen += c.toString().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')));
     const waitFor = async (re: RegExp) => {
       const deadline = Date.now() + 20_000;
       while (!re.test(screen)) {
@@ -239,9 +240,9 @@ describe.skipIf(!hasScript)('login on a terminal', () => {
       }
     };
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    await waitFor(/Account \(base\): /);
+    await waitFor(/Account \(base\):/);
     child.stdin.write('acme\r');
-    await waitFor(/Password for acme: /);
+    await waitFor(/Password for acme:/);
     await new Promise((r) => setTimeout(r, 100)); // raw mode is set right after the prompt is written
     child.stdin.write(`${PASSWORD}\r`);
     const code = await exited;

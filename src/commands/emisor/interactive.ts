@@ -1,6 +1,6 @@
 /**
- * `fecr emisor register|update` without FILE.json, in a terminal: asks for the issuer record with
- * @inquirer/prompts (on stderr, so stdout stays for --json), prefilled from what is known:
+ * `fecr emisor register|update` without FILE.json, in a terminal: asks for the issuer record through the CLI's
+ * prompts (src/cli/prompt.ts: on stderr, so stdout stays for --json), prefilled from what is known:
  *
  *  - the certificate (--p12 or asked), opened with its PIN (hidden) right away: a wrong PIN is asked again, and
  *    the certificate's owner prefills the identification;
@@ -16,6 +16,7 @@ import { readFile } from 'node:fs/promises';
 import type { Ctx } from '../../cli/context.js';
 import { EXIT, UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
+import { Cancelled, confirm, input, password, select } from '../../cli/prompt.js';
 import type { Backend, IssuerSummary, TaxpayerSummary } from '../../client/backend.js';
 
 const PROVINCIAS = ['San José', 'Alajuela', 'Cartago', 'Heredia', 'Guanacaste', 'Puntarenas', 'Limón'];
@@ -41,8 +42,7 @@ export interface InteractiveOptions {
 
 /** Asks for the record; returns it ready for the backend (claveHacienda base64, certificadoHacienda base64). */
 export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'register' | 'update', opts: InteractiveOptions): Promise<Record<string, unknown>> {
-  const [{ input, password, select, confirm }, { describeP12 }] = await Promise.all([import('@inquirer/prompts'), import('../../core/sign/p12.js')]);
-  const context = { input: ctx.io.stdin, output: ctx.io.stderr };
+  const { describeP12 } = await import('../../core/sign/p12.js');
   const say = (line: string) => writeLine(ctx.io.stderr, line);
   try {
     say(verb === 'register' ? 'Register an issuer (emisor). Ctrl-C cancels; nothing is sent before the confirmation.' : 'Update an issuer (emisor). Ctrl-C cancels.');
@@ -51,7 +51,7 @@ export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'registe
     let p12File = opts.p12;
     let p12: Buffer | undefined;
     for (;;) {
-      p12File ??= await input({ message: 'Certificate (.p12 file from the BCCR / Hacienda):', validate: required('the .p12 file') }, context);
+      p12File ??= await input(ctx, { message: 'Certificate (.p12 file from the BCCR / Hacienda):', validate: required('the .p12 file') });
       try {
         p12 = await readFile(path.resolve(ctx.io.cwd, p12File.trim()));
         break;
@@ -63,35 +63,29 @@ export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'registe
     }
     const now = ctx.now();
     let described: ReturnType<typeof describeP12> | undefined;
-    const pin = await password(
-      {
-        message: 'PIN of the certificate:',
-        mask: '*',
-        validate: (v) => {
-          if (v === '') return 'the PIN is required';
-          try {
-            described = describeP12(p12, v, now);
-            return true;
-          } catch (e) {
-            return (e as { code?: string }).code === 'WRONG_PIN' ? 'wrong PIN for this certificate, try again' : `the certificate cannot be opened: ${(e as Error).message}`;
-          }
-        },
+    const pin = await password(ctx, {
+      message: 'PIN of the certificate:',
+      mask: true,
+      validate: (v) => {
+        if (v === '') return 'the PIN is required';
+        try {
+          described = describeP12(p12, v, now);
+          return true;
+        } catch (e) {
+          return (e as { code?: string }).code === 'WRONG_PIN' ? 'wrong PIN for this certificate, try again' : `the certificate cannot be opened: ${(e as Error).message}`;
+        }
       },
-      context,
-    );
+    });
     const cert = described!.certificate;
     say(`certificate: ${cert.subject} (valid until ${cert.notAfter.toISOString().slice(0, 10)}${described!.validity === 'valid' ? '' : `, ${described!.validity}`})`);
 
     // 2. Who: from the certificate, then Hacienda's registry.
     const identificacion = (
-      await input(
-        {
-          message: 'Identificación (digits only):',
-          ...(cert.identificacion ? { default: cert.identificacion } : {}),
-          validate: (v) => (/^\d{9,12}$/.test(v.trim()) ? true : 'must be 9 to 12 digits'),
-        },
-        context,
-      )
+      await input(ctx, {
+        message: 'Identificación (digits only):',
+        ...(cert.identificacion ? { default: cert.identificacion } : {}),
+        validate: (v) => (/^\d{9,12}$/.test(v.trim()) ? true : 'must be 9 to 12 digits'),
+      })
     ).trim();
     const current: IssuerSummary | null = verb === 'update' ? await backend.getIssuer(identificacion) : null;
     if (verb === 'update' && !current) throw new UserError(`no issuer ${identificacion} is registered (use fecr emisor register)`);
@@ -104,60 +98,48 @@ export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'registe
     if (taxpayer) say(`Hacienda's registry: ${taxpayer.nombre} (tipo ${taxpayer.tipoIdentificacion})`);
     else say(`${identificacion} is not in Hacienda's registry of taxpayers; fill the fields in by hand`);
     const tipoDefault = (current ? String(current.tipoIdentificacion).padStart(2, '0') : undefined) ?? taxpayer?.tipoIdentificacion ?? cert.tipoIdentificacion;
-    const tipoIdentificacion = await select({ message: 'Identification type:', choices: TIPOS, ...(tipoDefault ? { default: tipoDefault } : {}) }, context);
-    const nombre = await input({ message: 'Legal name (razón social):', ...(taxpayer ? { default: taxpayer.nombre } : {}), validate: required('the name') }, context);
-    const nombreComercial = await input(
-      { message: 'Trade name (nombre comercial):', default: current?.nombreComercial ?? taxpayer?.nombre ?? nombre, validate: required('the trade name') },
-      context,
-    );
+    const tipoIdentificacion = await select(ctx, { message: 'Identification type:', choices: TIPOS, ...(tipoDefault ? { default: tipoDefault } : {}) });
+    const nombre = await input(ctx, { message: 'Legal name (razón social):', ...(taxpayer ? { default: taxpayer.nombre } : {}), validate: required('the name') });
+    const nombreComercial = await input(ctx, { message: 'Trade name (nombre comercial):', default: current?.nombreComercial ?? taxpayer?.nombre ?? nombre, validate: required('the trade name') });
 
     // 3. Activity: one of the taxpayer's active ones, or typed.
     const actividades = taxpayer?.actividades ?? [];
     let codigoActividad: string = OTHER;
     if (actividades.length > 0) {
-      codigoActividad = await select(
-        {
-          message: 'Economic activity (codigoActividad):',
-          choices: [
-            ...actividades.map((a) => ({ value: activityCode(a.codigo), name: `${activityCode(a.codigo)}  ${a.descripcion}` })),
-            { value: OTHER, name: 'another code…' },
-          ],
-        },
-        context,
-      );
+      codigoActividad = await select(ctx, {
+        message: 'Economic activity (codigoActividad):',
+        choices: [
+          ...actividades.map((a) => ({ value: activityCode(a.codigo), name: `${activityCode(a.codigo)}  ${a.descripcion}` })),
+          { value: OTHER, name: 'another code…' },
+        ],
+      });
     }
     if (codigoActividad === OTHER) {
-      codigoActividad = await input({ message: 'Economic activity code (6 digits):', validate: (v) => (/^\d{6}$/.test(v.trim()) ? true : 'must be 6 digits') }, context);
+      codigoActividad = await input(ctx, { message: 'Economic activity code (6 digits):', validate: (v) => (/^\d{6}$/.test(v.trim()) ? true : 'must be 6 digits') });
     }
-    const sucursal = await input({ message: 'Branch (sucursal; 1 = headquarters):', default: '1', validate: (v) => (/^\d{1,3}$/.test(v.trim()) && Number(v) >= 1 ? true : 'must be 1 to 999') }, context);
+    const sucursal = await input(ctx, { message: 'Branch (sucursal; 1 = headquarters):', default: '1', validate: (v) => (/^\d{1,3}$/.test(v.trim()) && Number(v) >= 1 ? true : 'must be 1 to 999') });
 
     // 4. Contact and location.
-    const telefono = await input({ message: 'Phone:', ...(current ? { default: current.telefono } : {}), validate: (v) => (v.trim().length >= 8 ? true : 'must be a phone number') }, context);
-    const correoElectronico = await input(
-      { message: 'E-mail:', ...(current ? { default: current.correoElectronico } : {}), validate: (v) => (/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim()) ? true : 'must be an e-mail address') },
-      context,
-    );
-    const provincia = await select({ message: 'Province:', choices: PROVINCIAS.map((name, i) => ({ value: String(i + 1), name: `${i + 1} ${name}` })) }, context);
+    const telefono = await input(ctx, { message: 'Phone:', ...(current ? { default: current.telefono } : {}), validate: (v) => (v.trim().length >= 8 ? true : 'must be a phone number') });
+    const correoElectronico = await input(ctx, { message: 'E-mail:', ...(current ? { default: current.correoElectronico } : {}), validate: (v) => (/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim()) ? true : 'must be an e-mail address') });
+    const provincia = await select(ctx, { message: 'Province:', choices: PROVINCIAS.map((name, i) => ({ value: String(i + 1), name: `${i + 1} ${name}` })) });
     const twoDigits = (v: string) => (/^\d{1,2}$/.test(v.trim()) ? true : 'must be a code of 1 or 2 digits');
-    const canton = (await input({ message: 'Canton code (2 digits):', validate: twoDigits }, context)).trim().padStart(2, '0');
-    const distrito = (await input({ message: 'District code (2 digits):', validate: twoDigits }, context)).trim().padStart(2, '0');
-    const barrio = (await input({ message: 'Neighbourhood (barrio, optional):' }, context)).trim();
-    const direccion = await input({ message: 'Address (otras señas):', validate: (v) => (v.trim().length >= 5 ? true : 'at least 5 characters') }, context);
+    const canton = (await input(ctx, { message: 'Canton code (2 digits):', validate: twoDigits })).trim().padStart(2, '0');
+    const distrito = (await input(ctx, { message: 'District code (2 digits):', validate: twoDigits })).trim().padStart(2, '0');
+    const barrio = (await input(ctx, { message: 'Neighbourhood (barrio, optional):' })).trim();
+    const direccion = await input(ctx, { message: 'Address (otras señas):', validate: (v) => (v.trim().length >= 5 ? true : 'at least 5 characters') });
 
     // 5. Hacienda's system.
-    const ambiente = await select(
-      {
-        message: 'Environment (ambiente):',
-        choices: [
-          { value: 2, name: '2 testing (sandbox)' },
-          { value: 1, name: '1 production' },
-        ],
-        default: current?.ambiente === 1 ? 1 : 2,
-      },
-      context,
-    );
-    const usuarioHacienda = await input({ message: "User of Hacienda's comprobantes system (usuarioHacienda):", validate: required('the user') }, context);
-    const claveHacienda = await password({ message: 'Password of that user:', mask: '*', validate: required('the password') }, context);
+    const ambiente = await select(ctx, {
+      message: 'Environment (ambiente):',
+      choices: [
+        { value: 2, name: '2 testing (sandbox)' },
+        { value: 1, name: '1 production' },
+      ],
+      default: current?.ambiente === 1 ? 1 : 2,
+    });
+    const usuarioHacienda = await input(ctx, { message: "User of Hacienda's comprobantes system (usuarioHacienda):", validate: required('the user') });
+    const claveHacienda = await password(ctx, { message: 'Password of that user:', mask: true, validate: required('the password') });
 
     const record: Record<string, unknown> = {
       identificacion,
@@ -180,12 +162,11 @@ export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'registe
     say('');
     for (const [k, v] of summary(record, p12File)) say(`  ${k.padEnd(20)} ${v}`);
     say('');
-    const ok = await confirm({ message: verb === 'register' ? 'Register this issuer?' : 'Update this issuer?', default: true }, context);
+    const ok = await confirm(ctx, { message: verb === 'register' ? 'Register this issuer?' : 'Update this issuer?', default: true });
     if (!ok) throw new UserError(`cancelled: nothing was ${verb === 'register' ? 'registered' : 'updated'}`);
     return record;
   } catch (e) {
-    const name = (e as Error)?.name;
-    if (name === 'ExitPromptError' || name === 'AbortPromptError') throw new UserError(`cancelled: nothing was ${verb === 'register' ? 'registered' : 'updated'}`, EXIT.interrupted);
+    if (e instanceof Cancelled) throw new UserError(`cancelled: nothing was ${verb === 'register' ? 'registered' : 'updated'}`, EXIT.interrupted);
     throw e;
   }
 }

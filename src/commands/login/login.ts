@@ -1,9 +1,9 @@
 /** `fecr login`: a session token for the remote profile in use, kept in the OS keychain (else a 0600 file). */
-import { createInterface } from 'node:readline';
 import type { Ctx } from '../../cli/context.js';
 import { EXIT, UsageError, UserError } from '../../cli/errors.js';
 import { readAll, writeLine } from '../../cli/io.js';
 import { info } from '../../cli/output.js';
+import { input, password as askPassword } from '../../cli/prompt.js';
 import { HttpClient, NetworkError, type HttpResponse } from '../../client/http-client.js';
 import { openProfiles } from '../../client/profiles.js';
 import { saveToken } from '../../client/secret-store.js';
@@ -33,7 +33,7 @@ export async function login(ctx: Ctx, opts: LoginFlags): Promise<void> {
   let base = opts.base?.trim() || profile.base;
   if (!base) {
     if (!tty || opts.passwordStdin) throw new UsageError(`missing --base NAME (the account name${tty ? '' : '; there is no terminal to ask'})`);
-    base = (await promptLine(ctx, 'Account (base): ')).trim();
+    base = (await input(ctx, { message: 'Account (base):' })).trim();
     if (!base) throw new UsageError('missing --base NAME (the account name)');
   }
   let password: string;
@@ -41,7 +41,7 @@ export async function login(ctx: Ctx, opts: LoginFlags): Promise<void> {
     password = (await readAll(ctx.io.stdin)).toString('utf8').split(/\r?\n/)[0] ?? '';
     if (!password) throw new UsageError('no password on stdin (--password-stdin reads its first line)');
   } else if (tty) {
-    password = await promptHidden(ctx, `Password for ${base}: `);
+    password = await askPassword(ctx, { message: `Password for ${base}:` });
     if (!password) throw new UsageError('no password given');
   } else {
     throw new UsageError('missing --password-stdin: without a terminal the password is read from stdin (echo … | fecr login --password-stdin)');
@@ -70,51 +70,4 @@ export async function login(ctx: Ctx, opts: LoginFlags): Promise<void> {
   } finally {
     await http.close();
   }
-}
-
-/** One visible line from the terminal (prompt on stderr). */
-async function promptLine(ctx: Ctx, question: string): Promise<string> {
-  const rl = createInterface({ input: ctx.io.stdin, output: ctx.io.stderr, terminal: true });
-  try {
-    return await new Promise<string>((resolve) => rl.question(question, resolve));
-  } finally {
-    rl.close();
-  }
-}
-
-/** A password from the terminal without echo (raw mode; Enter ends, Backspace erases, Ctrl-C cancels). */
-async function promptHidden(ctx: Ctx, question: string): Promise<string> {
-  const input = ctx.io.stdin as NodeJS.ReadStream;
-  if (typeof input.setRawMode !== 'function') throw new UsageError('cannot read a password without echo here: pass it with --password-stdin');
-  ctx.io.stderr.write(question);
-  return new Promise<string>((resolve, reject) => {
-    let value = '';
-    let escape = false;
-    const finish = (err?: Error) => {
-      input.setRawMode(false);
-      input.removeListener('data', onData);
-      input.pause();
-      ctx.io.stderr.write('\n');
-      if (err) reject(err);
-      else resolve(value);
-    };
-    const onData = (chunk: Buffer | string) => {
-      for (const ch of String(chunk)) {
-        if (escape) {
-          // skip an escape sequence (arrow keys …) up to its final letter or ~
-          if (/[A-Za-z~]/.test(ch)) escape = false;
-          continue;
-        }
-        if (ch === '\r' || ch === '\n' || ch === '\u0004') return finish();
-        if (ch === '\u0003') return finish(new UserError('cancelled'));
-        if (ch === '\u001b') escape = true;
-        else if (ch === '\u007f' || ch === '\b') value = [...value].slice(0, -1).join('');
-        else if (ch >= ' ') value += ch;
-      }
-    };
-    input.setRawMode(true);
-    input.setEncoding('utf8');
-    input.on('data', onData);
-    input.resume();
-  });
 }
