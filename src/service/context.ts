@@ -8,7 +8,8 @@ import type { Store } from '../store/index.js';
 import type { SecretBox } from './secrets.js';
 import type { WebhookTargetPolicy } from './webhook-targets.js';
 
-export type HaciendaEnvironment = 'local' | 'sandbox' | 'production';
+export type { HaciendaEnvironment } from '../hacienda/client/endpoints.js';
+import type { HaciendaEnvironment } from '../hacienda/client/endpoints.js';
 
 export interface ServiceContext {
   store: Store;

@@ -17,7 +17,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { HaciendaEnvironment } from './context.js';
+import type { HaciendaEnvironment } from '../hacienda/client/endpoints.js';
 
 export interface ResolvedAddress {
   address: string;
