@@ -1,27 +1,18 @@
 /** `fecr login`: a session token for the remote profile in use, kept in the OS keychain (else a 0600 file). */
 import type { Ctx } from '../../cli/context.js';
-import { EXIT, UsageError, UserError } from '../../cli/errors.js';
+import { UsageError } from '../../cli/errors.js';
 import { readAll, writeLine } from '../../cli/io.js';
 import { info } from '../../cli/output.js';
 import { input, password as askPassword } from '../../cli/prompt.js';
-import { HttpClient, NetworkError, type HttpResponse } from '../../client/http-client.js';
+import { login as loginToAuthServer } from '../../client/auth.js';
 import { openProfiles } from '../../client/profiles.js';
 import { saveToken } from '../../client/secret-store.js';
 import { decodeSession } from '../../client/select.js';
-import { messageOf, remoteOrNote } from './shared.js';
+import { remoteOrNote } from './shared.js';
 
 export interface LoginFlags {
   base?: string;
   passwordStdin?: boolean;
-}
-
-async function post(http: HttpClient, url: string, body: unknown, token?: string): Promise<HttpResponse> {
-  try {
-    return await http.postJson(url, body, token ? { token } : {});
-  } catch (e) {
-    if (e instanceof NetworkError) throw new UserError(e.message);
-    throw e;
-  }
 }
 
 export async function login(ctx: Ctx, opts: LoginFlags): Promise<void> {
@@ -47,27 +38,11 @@ export async function login(ctx: Ctx, opts: LoginFlags): Promise<void> {
     throw new UsageError('missing --password-stdin: without a terminal the password is read from stdin (echo … | fecr login --password-stdin)');
   }
 
-  const http = new HttpClient({ timeoutMs: 30_000 });
-  try {
-    const res = await post(http, `${profile.authUrl}/login`, { base, password });
-    const body = res.json as { token?: unknown; expires_in?: unknown } | undefined;
-    if (res.status === 200 && typeof body?.token === 'string') {
-      const session = await decodeSession(ctx, body.token, 'keychain');
-      const where = await saveToken({ env: ctx.io.env, configDir: active.configDir, warn: (l) => writeLine(ctx.io.stderr, l) }, name, body.token);
-      if (base !== profile.base) await (await openProfiles(ctx.io.env)).set(name, 'base', base, ctx.io.cwd);
-      const until = session.claims.exp ? ` until ${new Date(session.claims.exp * 1000).toISOString()}` : '';
-      info(ctx, `logged in to ${profile.authUrl} as ${base} (profile "${name}", token in the ${where === 'keychain' ? 'OS keychain' : 'file'})${until}`);
-      if (ctx.io.env.FECR_TOKEN) info(ctx, 'note: FECR_TOKEN is set in the environment and overrides the stored token');
-      return;
-    }
-    if (res.status === 401) throw new UserError(`login refused: ${messageOf(res)}`, EXIT.auth);
-    if (res.status === 429) {
-      const after = res.headers['retry-after'];
-      throw new UserError(`login refused: ${messageOf(res)}${after ? ` (retry after ${String(after)} s)` : ''}`, EXIT.auth);
-    }
-    if (res.status === 400) throw new UsageError(`login refused: ${messageOf(res)}`);
-    throw new UserError(`login failed: ${profile.authUrl}/login answered ${res.status} (${messageOf(res)})`);
-  } finally {
-    await http.close();
-  }
+  const token = await loginToAuthServer(profile.authUrl, base, password);
+  const session = await decodeSession(ctx, token, 'keychain');
+  const where = await saveToken({ env: ctx.io.env, configDir: active.configDir, warn: (l) => writeLine(ctx.io.stderr, l) }, name, token);
+  if (base !== profile.base) await (await openProfiles(ctx.io.env)).set(name, 'base', base, ctx.io.cwd);
+  const until = session.claims.exp ? ` until ${new Date(session.claims.exp * 1000).toISOString()}` : '';
+  info(ctx, `logged in to ${profile.authUrl} as ${base} (profile "${name}", token in the ${where === 'keychain' ? 'OS keychain' : 'file'})${until}`);
+  if (ctx.io.env.FECR_TOKEN) info(ctx, 'note: FECR_TOKEN is set in the environment and overrides the stored token');
 }

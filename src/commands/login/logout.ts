@@ -2,10 +2,10 @@
 import type { Ctx } from '../../cli/context.js';
 import { UserError } from '../../cli/errors.js';
 import { info } from '../../cli/output.js';
-import { HttpClient, NetworkError } from '../../client/http-client.js';
+import { logout as logoutFromAuthServer } from '../../client/auth.js';
 import { deleteToken } from '../../client/secret-store.js';
 import { openSession } from '../../client/select.js';
-import { messageOf, remoteOrNote } from './shared.js';
+import { remoteOrNote } from './shared.js';
 
 export async function logout(ctx: Ctx): Promise<void> {
   const active = await remoteOrNote(ctx);
@@ -19,17 +19,9 @@ export async function logout(ctx: Ctx): Promise<void> {
   if (session.secondsLeft !== null && session.secondsLeft <= 0) {
     already = true; // expired: nothing to revoke
   } else {
-    const http = new HttpClient({ timeoutMs: 30_000 });
-    try {
-      const res = await http.postJson(`${profile.authUrl}/logout`, {}, { token: session.token });
-      if (res.status === 401) already = true;
-      else if (res.status !== 200) failure = `${profile.authUrl}/logout answered ${res.status} (${messageOf(res)})`;
-    } catch (e) {
-      if (!(e instanceof NetworkError)) throw e;
-      failure = e.message;
-    } finally {
-      await http.close();
-    }
+    const outcome = await logoutFromAuthServer(profile.authUrl, session.token);
+    if (outcome.result === 'already') already = true;
+    else if (outcome.result === 'failed') failure = outcome.reason;
   }
   await deleteToken({ env: ctx.io.env, configDir: active.configDir }, name);
   if (failure) {

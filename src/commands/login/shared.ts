@@ -1,7 +1,6 @@
-/** What `fecr login|logout|whoami` share: the remote profile in use (a local one has no session: a note), a refusal's message. */
+/** What `fecr login|logout|whoami` share: the remote profile in use (a local one has no session: a note) */
 import type { Ctx } from '../../cli/context.js';
 import { info } from '../../cli/output.js';
-import type { HttpResponse } from '../../client/http-client.js';
 import { flagFor, type ActiveProfile, type RemoteProfile } from '../../client/profiles.js';
 import { activeProfile } from '../../client/select.js';
 
@@ -13,9 +12,4 @@ export async function remoteOrNote(ctx: Ctx): Promise<RemoteActive | null> {
   if (active.profile.mode === 'remote') return active as RemoteActive;
   info(ctx, `profile "${active.name}" is local: there is nothing to log in to (a remote profile needs authUrl and baseUrl: fecr config set authUrl URL${flagFor(active.name)})`);
   return null;
-}
-
-export function messageOf(res: HttpResponse): string {
-  const m = (res.json as { message?: unknown } | undefined)?.message;
-  return typeof m === 'string' ? m : `HTTP ${res.status}`;
 }
