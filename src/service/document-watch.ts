@@ -1,9 +1,10 @@
 /**
- * Watches the state of many documents with one query per tick, for the local backend's waits (`submit` until
- * sent, `waitForVerdict`): a batch with hundreds of documents in flight costs one `SELECT id, state … WHERE id
+ * Watches the state of many documents with one query per tick, for the local run's waits (local-run.ts: until
+ * sent, until a verdict): a batch with hundreds of documents in flight costs one `SELECT id, state … WHERE id
  * IN (…)` every `intervalMs`, not one query per document per tick. The timer runs only while someone waits.
  */
 import type { Kysely } from '#kysely';
+import { documentStates } from '../store/documents.js';
 import type { Database, DocumentState } from '../store/schema.js';
 
 interface Waiter {
@@ -60,7 +61,7 @@ export class DocumentWatch {
       const ids = [...this.waiters.keys()];
       const states = new Map<number, DocumentState>();
       for (let i = 0; i < ids.length; i += CHUNK) {
-        const rows = await this.db.selectFrom('documents').select(['id', 'state']).where('id', 'in', ids.slice(i, i + CHUNK)).execute();
+        const rows = await documentStates(this.db, ids.slice(i, i + CHUNK));
         for (const r of rows) states.set(r.id, r.state);
       }
       const now = Date.now();

@@ -1,0 +1,269 @@
+/**
+ * The service run in this process for one CLI command (local mode): nothing runs in the background between
+ * commands, so the command itself is the worker, and in env local the Hacienda emulator runs here too.
+ *
+ *  - `untilSent`: the worker runs until a submitted document's send job is done (Hacienda took the POST);
+ *  - `waitForVerdict`: the worker runs until Hacienda decides or the deadline;
+ *  - `refresh`: one round of work for an undecided document (one status query), so it shows Hacienda's latest
+ *    answer, as a hosted instance would.
+ *
+ * In env local the emulator is started lazily by the first call that reaches Hacienda (`startHacienda`), its state
+ * in `<dataDir>/emulator.db`; the service's context is then pointed at it. Heavy modules (the worker, the emulator,
+ * the lookups) are imported on first use.
+ */
+import path from 'node:path';
+import { FINAL_STATES } from '../core/lifecycle.js';
+import type { Worker, WorkerOptions } from './delivery/worker.js';
+import { documentStateById, documentStateOf } from '../store/documents.js';
+import { openDeliveryJobsOf, sendJobOf } from '../store/jobs.js';
+import type { DocumentState } from '../store/schema.js';
+import type { ServiceContext } from './context.js';
+import { DocumentWatch } from './document-watch.js';
+import { hurryDocumentJobs } from './jobs.js';
+
+/** The default account of local mode (created on first use with a random password nobody needs). */
+export const LOCAL_ACCOUNT = 'local';
+
+export interface LocalRunOptions {
+  /** The data dir (the emulator's database lives there; store faults name it). */
+  dataDir: string;
+  /**
+   * Many documents (a batch): env local runs the emulator on a worker thread of its own, beside the service's
+   * event loop (more throughput; the thread costs a few hundred ms to start, so one-document commands keep the
+   * emulator on their own thread).
+   */
+  bulk?: boolean;
+  /** Env local: the emulator's processing delay, ms (default 50). */
+  emulatorDelayMs?: number;
+}
+
+/** The embedded emulator as the local run uses it: in this thread or on a worker thread. */
+interface EmbeddedEmulator {
+  url: string;
+  /** Resolves when every document received so far has its verdict. */
+  whenIdle(): Promise<void>;
+  /** True when every document received so far has its verdict (asked now: it does not wait). */
+  isIdle(): Promise<boolean>;
+  /** In-process only: the last error that kept a verdict from being written (a full disk, say). */
+  fault?(): Error | undefined;
+  close(): Promise<void>;
+}
+
+const FINAL: readonly DocumentState[] = FINAL_STATES;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+
+/** True when `p` settles within `ms`; the timer is cleared either way (no stray timer keeps the process alive). */
+function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), Math.max(0, ms))));
+  return Promise.race([p.then(() => true), timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The id of the account `base` of the data dir; the default account `local` is created on first use (null: no
+ * such account, and it is not the default one).
+ */
+export async function localAccountId(svc: ServiceContext, base: string, randomBytes: (n: number) => Uint8Array): Promise<number | null> {
+  const { findAccount, createAccount, AccountError } = await import('./accounts.js');
+  const found = await findAccount(svc, base);
+  if (found) return found.id;
+  if (base !== LOCAL_ACCOUNT) return null;
+  try {
+    // Nobody logs in as `local`: the password only satisfies the table; it is never shown or kept.
+    const password = Buffer.from(randomBytes(32)).toString('base64url');
+    return (await createAccount(svc, { base, password })).account.id;
+  } catch (e) {
+    if (e instanceof AccountError && e.code === 'account_exists') {
+      const again = await findAccount(svc, base);
+      if (again) return again.id;
+    }
+    throw e;
+  }
+}
+
+/** The id and state of an account's document (no XML); null when there is none. */
+export async function documentStateFor(svc: ServiceContext, accountId: number, clave: string): Promise<{ id: number; state: DocumentState } | null> {
+  return (await documentStateOf(svc.store.db, accountId, clave)) ?? null;
+}
+
+export class LocalRun {
+  private hacienda: Promise<void> | undefined;
+  private emulator: EmbeddedEmulator | undefined;
+  private worker: Worker | undefined;
+  private workerStarting?: Promise<Worker>;
+  private watch?: DocumentWatch;
+  private closed = false;
+
+  constructor(
+    private readonly svc: ServiceContext,
+    private readonly opts: LocalRunOptions,
+  ) {}
+
+  /** Env local: starts the embedded emulator and points the service at it (once). */
+  startHacienda(): Promise<void> {
+    return (this.hacienda ??= (async () => {
+      if (this.svc.hacienda.environment !== 'local') return;
+      const { resolveEndpoints } = await import('../hacienda/index.js');
+      const options = { dataFile: path.join(this.opts.dataDir, 'emulator.db'), processingDelayMs: this.opts.emulatorDelayMs ?? 50 };
+      try {
+        await this.startEmulator(options);
+      } catch (e) {
+        // The emulator's database lives in the same data dir: a full disk is said as such.
+        throw (await import('../store/faults.js')).asStoreFault(e, this.opts.dataDir) ?? e;
+      }
+      this.svc.hacienda = { environment: 'local', endpoints: resolveEndpoints('local', { baseUrl: this.emulator!.url }) };
+    })());
+  }
+
+  /** Wakes the worker (starting it first): queued jobs run while the command goes on. */
+  async keepWorking(): Promise<void> {
+    (await this.startWorker()).wake();
+  }
+
+  /** Runs the worker until the document left `pendiente`, or its send attempt failed (retried later), or the timeout. */
+  async untilSent(documentId: number, timeoutMs: number): Promise<void> {
+    const worker = await this.startWorker();
+    worker.wake();
+    const deadline = Date.now() + timeoutMs;
+    const watch = this.documentWatch();
+    while (Date.now() < deadline) {
+      // Left pendiente (sent, or refused by Hacienda's validation)?
+      if ((await watch.changeFrom(documentId, 'pendiente', Math.min(deadline - Date.now(), 100))) !== undefined) return;
+      // Still pendiente after a while: a send attempt that failed is retried later by the queue; don't hold the caller.
+      const send = await sendJobOf(this.svc.store.db, documentId);
+      if (!send || send.done_at !== null || (send.attempts > 0 && send.lease_owner === null)) return;
+    }
+  }
+
+  /**
+   * One round of work for an undecided document: the emulator finishes what it received, the document's
+   * jobs become due, and the worker runs each of them once (or the timeout).
+   */
+  async refresh(doc: { id: number }, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const jobs = () => openDeliveryJobsOf(this.svc.store.db, doc.id);
+    const before = await jobs();
+    if (before.length === 0) return;
+    await this.startWorker();
+    if (this.emulator) await within(this.emulator.whenIdle(), deadline - Date.now());
+    await this.nudge(doc.id);
+    const attempts = new Map(before.map((j) => [j.id, j.attempts]));
+    while (Date.now() < deadline) {
+      await sleep(15);
+      const now = await jobs();
+      const progressed = [...attempts.keys()].every((id) => {
+        const j = now.find((x) => x.id === id);
+        return !j || (j.attempts > attempts.get(id)! && j.lease_owner === null);
+      });
+      if (progressed) return;
+    }
+  }
+
+  /**
+   * Runs the worker until the document reaches a final state or the deadline (epoch ms, Date.now()'s clock).
+   * `onChange` hears every state it passes through that is not final. Returns the last state seen.
+   */
+  async waitForVerdict(doc: { id: number; state: DocumentState }, deadline: number, onChange?: (state: DocumentState) => Promise<void>): Promise<DocumentState> {
+    await this.startWorker();
+    await this.nudge(doc.id);
+    let nudged = Date.now();
+    let state = doc.state;
+    const watch = this.documentWatch();
+    // How long to watch the row before asking the emulator again whether it has decided. In-process, asking is
+    // a counter read: ask often, so one document's verdict is fetched within ~25 ms of the decision. On its own
+    // thread (a batch, hundreds waiting) each question is a message: ask less often.
+    const window = this.emulator && !this.opts.bulk ? 25 : 200;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      await this.throwStoreFault();
+      // One shared query per tick watches every waiting document (a batch waits for hundreds at once).
+      const next = await watch.changeFrom(doc.id, state, Math.min(left, window));
+      if (next !== undefined) {
+        state = next;
+        if (FINAL.includes(state)) break;
+        await onChange?.(state);
+        continue;
+      }
+      if (this.emulator && state !== 'pendiente' && Date.now() - nudged >= 100 && (await this.emulator.isIdle())) {
+        // The emulator is in this process: once it has decided, query the status now instead of at the
+        // worker's next scheduled poll (what Hacienda's callback does for a hosted service).
+        await this.nudge(doc.id);
+        nudged = Date.now();
+      }
+    }
+    return state;
+  }
+
+  /** Jobs in flight finish; queued ones stay in the data dir for the next command (or `fecr serve`). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.worker?.stop();
+    this.watch?.close();
+    if (this.hacienda) {
+      const { closeLookups } = await import('./lookups.js');
+      await closeLookups(this.svc);
+    }
+    await this.emulator?.close();
+  }
+
+  private async startEmulator(options: { dataFile: string; processingDelayMs: number }): Promise<void> {
+    if (this.opts.bulk) {
+      // On a thread of its own: the emulator's work (HTTP, state, the analysis of every document) runs beside
+      // this event loop, which has the service's work to do (a batch keeps both busy).
+      const { startEmulatorThread } = await import('../emulator/thread.js');
+      const t = await startEmulatorThread(options);
+      this.emulator = { url: t.url, whenIdle: () => t.whenIdle(), isIdle: async () => (await t.pending()) === 0, close: () => t.close() };
+    } else {
+      const { startEmulator } = await import('../emulator/index.js');
+      const e = await startEmulator(options);
+      this.emulator = { url: e.url, whenIdle: () => e.state.whenIdle(), isIdle: async () => e.state.pending === 0, fault: () => e.state.processingFault, close: () => e.close() };
+    }
+  }
+
+  /** One worker per run, even when several calls start it at once. */
+  private startWorker(): Promise<Worker> {
+    return (this.workerStarting ??= this.createWorker());
+  }
+
+  private async createWorker(): Promise<Worker> {
+    await this.startHacienda();
+    const { startWorker } = await import('./delivery/worker.js');
+    const local = this.svc.hacienda.environment === 'local';
+    const opts: WorkerOptions = {
+      // A person is waiting: poll sooner and never more than a few seconds apart.
+      firstPollDelayMs: local ? 100 : 500,
+      pollMaxIntervalMs: local ? 1_000 : 5_000,
+      pollIntervalMs: 20,
+      // Short leases: after a Ctrl-C or kill, the next command takes the jobs over within seconds.
+      leaseMs: 6_000,
+    };
+    this.worker = startWorker(this.svc, opts);
+    return this.worker;
+  }
+
+  /** Makes the undecided document's pending send/poll jobs due now and wakes the worker (what Hacienda's callback does). */
+  private async nudge(documentId: number): Promise<void> {
+    const state = await documentStateById(this.svc.store.db, documentId);
+    if (state !== undefined && !FINAL.includes(state)) await hurryDocumentJobs(this.svc, documentId, this.svc.now());
+    this.worker?.wake();
+  }
+
+  private documentWatch(): DocumentWatch {
+    return (this.watch ??= new DocumentWatch(this.svc.store.db));
+  }
+
+  /**
+   * Waiting makes no sense while the data dir cannot take a verdict: when the worker or the embedded emulator
+   * last failed on a full disk (or a lost store), that is the answer. Nothing was lost: the document and its
+   * jobs are stored, and the next command picks them up.
+   */
+  private async throwStoreFault(): Promise<void> {
+    const seen = this.worker?.lastStoreFault ?? this.emulator?.fault?.();
+    if (!seen) return;
+    const fault = (await import('../store/faults.js')).asStoreFault(seen, this.opts.dataDir);
+    if (fault) throw fault;
+  }
+}
