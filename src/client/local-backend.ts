@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { ClientContext as Ctx } from './context.js';
 import type { HaciendaEndpoints } from '../hacienda/index.js';
 import type { ServiceContext } from '../service/context.js';
-import { documentStateFor, LOCAL_ACCOUNT, LocalRun, localAccountId } from '../service/local-run.js';
+import type { LocalRun } from '../service/local-run.js';
 import type { OpenedService } from '../service/runtime.js';
 import type { DocumentRow, DocumentState } from '../store/schema.js';
 import {
@@ -50,13 +50,14 @@ export interface LocalBackendOptions {
   bulk?: boolean;
 }
 
-export { LOCAL_ACCOUNT } from '../service/local-run.js';
+/** service/local-run.ts, imported with the use cases' runtime (it brings the store's queries along). */
+type LocalRunModule = typeof import('../service/local-run.js');
 
 const FINAL: readonly DocumentEstado[] = FINAL_STATES;
 const STATES: readonly string[] = DOCUMENT_STATES;
 
 export async function openLocalBackend(ctx: Ctx, profile: LocalProfile = {}, opts: LocalBackendOptions = {}): Promise<Backend> {
-  const [{ openService, resolveDataDir, REDACT }, { default: pino }] = await Promise.all([import('../service/runtime.js'), import('pino')]);
+  const [{ openService, resolveDataDir, REDACT }, { default: pino }, run] = await Promise.all([import('../service/runtime.js'), import('pino'), import('../service/local-run.js')]);
   const dataDir = profile.dataDir ? path.resolve(ctx.io.cwd, profile.dataDir) : resolveDataDir(ctx.io.env);
   const level = ctx.io.env.FECR_LOG_LEVEL ?? (ctx.debug ? 'warn' : 'silent');
   let opened: OpenedService;
@@ -79,7 +80,7 @@ export async function openLocalBackend(ctx: Ctx, profile: LocalProfile = {}, opt
     if (typeof code === 'string' && /^(E[A-Z]+|SQLITE_\w+)$/.test(code)) throw new BackendError('unavailable', `data dir ${dataDir}: cannot open (${code})`);
     throw e;
   }
-  return new LocalBackend(ctx, opened, dataDir, profile, opts);
+  return new LocalBackend(ctx, opened, dataDir, profile, run, opts);
 }
 
 class LocalBackend implements Backend {
@@ -94,10 +95,11 @@ class LocalBackend implements Backend {
     private readonly opened: OpenedService,
     private readonly dataDir: string,
     private readonly profile: LocalProfile,
+    private readonly local: LocalRunModule,
     opts: LocalBackendOptions = {},
   ) {
     this.svc = opened.ctx;
-    this.run = new LocalRun(this.svc, {
+    this.run = new local.LocalRun(this.svc, {
       dataDir,
       ...(opts.bulk !== undefined ? { bulk: opts.bulk } : {}),
       ...(profile.emulatorDelayMs !== undefined ? { emulatorDelayMs: profile.emulatorDelayMs } : {}),
@@ -250,8 +252,8 @@ class LocalBackend implements Backend {
   /** The id of the profile's account; `local` is created on first use. */
   private accountId(): Promise<number> {
     return (this.account ??= (async () => {
-      const base = this.profile.account ?? LOCAL_ACCOUNT;
-      const id = await localAccountId(this.svc, base, this.ctx.randomBytes);
+      const base = this.profile.account ?? this.local.LOCAL_ACCOUNT;
+      const id = await this.local.localAccountId(this.svc, base, this.ctx.randomBytes);
       if (id === null) throw new BackendError('not_found', `no account ${base} in ${this.dataDir} (create it with fecr accounts create ${base})`);
       return id;
     })());
@@ -260,7 +262,7 @@ class LocalBackend implements Backend {
   /** The document's id and state (no XML). */
   private async stateOf(clave: string): Promise<{ id: number; state: DocumentState } | null> {
     if (!isClave(clave)) return null;
-    return documentStateFor(this.svc, await this.accountId(), clave);
+    return this.local.documentStateFor(this.svc, await this.accountId(), clave);
   }
 
   private async row(clave: string): Promise<DocumentRow | null> {
