@@ -2,47 +2,28 @@
 // store: the index delay (a GET right after the 202 answers 404 for a while) and per-issuer per-minute quotas
 // (POST /recepcion answers 429 with Retry-After to the next minute). Every document must end aceptado with
 // exactly one accepted POST per clave and no duplicate POST.
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConsecutivo, securityCodeFrom } from '../src/core/clave.js';
-import { issueComprobante } from '../src/core/comprobante.js';
-import { money } from '../src/core/money.js';
 import { resolveEndpoints } from '../src/hacienda/client/index.js';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../src/emulator/index.js';
 import { createAccount } from '../src/service/accounts.js';
 import type { ServiceContext } from '../src/service/context.js';
 import { findIssuer, registerIssuer } from '../src/service/issuers.js';
-import { enqueueJob } from '../src/service/jobs.js';
 import { SecretBox } from '../src/service/secrets.js';
 import { startWorker, type Worker, type WorkerOptions } from '../src/service/delivery/worker.js';
 import type { DocumentRow } from '../src/store/schema.js';
-import { ISSUER, validInvoice } from './helpers/bodies.js';
+import { ISSUER } from './helpers/bodies.js';
+import { BODIES, FAST_WORKER, storeSigned, withTimeout, type Kind } from './helpers/worker-docs.js';
 import { openTestStore } from './helpers/stores.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
 
-const FIXTURES = new URL('../fixtures/documents/', import.meta.url);
-const fixture = (name: string) => JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as Record<string, any>;
-const BODIES = {
-  FE: () => validInvoice(),
-  NC: () => fixture('09-nc-devolucion.json'),
-  TE: () => fixture('10-te-sin-receptor.json'),
-};
-type Kind = keyof typeof BODIES;
 const KINDS: Kind[] = ['FE', 'NC', 'TE'];
-
-const FAST: WorkerOptions = {
-  pollIntervalMs: 10,
-  firstPollDelayMs: 30,
-  pollMaxIntervalMs: 200,
-  sendBackoffBaseMs: 20,
-  sendBackoffMaxMs: 200,
-  haciendaRetry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 30, maxServerWaitMs: 2_000 },
-};
+const { webhookBackoffBaseMs: _w1, webhookBackoffMaxMs: _w2, ...FAST } = FAST_WORKER;
 
 let seq = 5000;
 let testIssuer: TestIssuer;
@@ -84,63 +65,17 @@ async function makeEnv(emu: RunningEmulator, now: () => number = Date.now): Prom
   return { ctx, accountId: account.id, issuerId: row!.id };
 }
 
-/** What submitDocument does: sign, then the document row and its `send` job in one transaction. */
+/** A signed document of `kind` stored with its send job (test/helpers/worker-docs.ts). */
 async function submit(env: Env, kind: Kind): Promise<{ id: number; clave: string }> {
   const body = BODIES[kind]();
   body['numeroReferencia'] = ++seq;
-  const r = issueComprobante(body, testIssuer.issuer, testIssuer.creds, {
-    securityCode: securityCodeFrom((n) => randomBytes(n)),
-    signingTime: new Date(),
-    newId: () => randomBytes(8).toString('hex'),
-  });
-  if (!r.ok) throw new Error(JSON.stringify(r.findings));
-  const parts = parseConsecutivo(r.doc.numeroConsecutivo)!;
-  const now = env.ctx.now();
-  const id = await env.ctx.store.db.transaction().execute(async (trx) => {
-    const row = await trx
-      .insertInto('documents')
-      .values({
-        account_id: env.accountId,
-        issuer_id: env.issuerId,
-        clave: r.doc.clave,
-        kind: r.doc.kind,
-        sucursal: Number(parts.sucursal),
-        terminal: Number(parts.terminal),
-        numero_referencia: Number(body['numeroReferencia']),
-        body_hash: createHash('sha256').update(JSON.stringify(body)).digest('hex'),
-        state: 'pendiente',
-        xml: r.xml,
-        response_xml: null,
-        mensaje: null,
-        detalle_mensaje: null,
-        fecha_emision: r.doc.fechaEmision,
-        total_comprobante: money(r.totals.resumen.totalComprobante),
-        moneda: r.doc.moneda.codigoMoneda,
-        receptor_nombre: r.doc.receptor?.nombre ?? null,
-        created_at: now,
-        updated_at: now,
-        decided_at: null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await enqueueJob(trx, { type: 'send', document_id: row.id, run_at: now }, now);
-    return row.id;
-  });
-  return { id, clave: r.doc.clave };
+  return storeSigned(env, testIssuer, body);
 }
 
 async function stateOf(ctx: ServiceContext, clave: string): Promise<DocumentRow['state']> {
   return (await ctx.store.db.selectFrom('documents').select('state').where('clave', '=', clave).executeTakeFirstOrThrow()).state;
 }
 
-async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let t: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (t = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms)))]);
-  } finally {
-    clearTimeout(t);
-  }
-}
 
 async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
   await withTimeout(

@@ -2,8 +2,8 @@
 // the Standard Webhooks signature: send → poll → MensajeHacienda stored → webhook delivered; rejections; webhook
 // retries with a stable webhook-id; Hacienda faults without double submissions; a simulated kill -9 mid-flight
 // and a restart; the callback as a hint; the queue's leases.
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,11 +11,6 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseConsecutivo, securityCodeFrom } from '../src/core/clave.js';
-import { issueComprobante } from '../src/core/comprobante.js';
-import type { IssuerRecord } from '../src/core/input/schema.js';
-import type { SigningCredentials } from '../src/core/sign/p12.js';
-import { money } from '../src/core/money.js';
 import { parseMensajeHaciendaXml } from '../src/core/xml/parse.js';
 import { resolveEndpoints } from '../src/hacienda/client/index.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
@@ -28,30 +23,13 @@ import { listDeliveries, replayDelivery } from '../src/service/delivery/webhooks
 import { acceptCallback, decodeClaveHacienda, startWorker, type Worker, type WorkerOptions } from '../src/service/delivery/worker.js';
 import { openSqliteStore, type Store } from '../src/store/index.js';
 import type { DocumentRow } from '../src/store/schema.js';
-import { ISSUER, validInvoice } from './helpers/bodies.js';
+import { ISSUER } from './helpers/bodies.js';
+import { BODIES, FAST_WORKER, storeSigned, withTimeout, type Kind } from './helpers/worker-docs.js';
 import { ON_POSTGRES, openTestStore } from './helpers/stores.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
 
 const HACIENDA_PASSWORD = 'secreto'; // ISSUER.claveHacienda is its base64
-const FIXTURES = new URL('../fixtures/documents/', import.meta.url);
-const fixture = (name: string) => JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as Record<string, any>;
-const BODIES = {
-  FE: () => validInvoice(),
-  NC: () => fixture('09-nc-devolucion.json'),
-  TE: () => fixture('10-te-sin-receptor.json'),
-};
-type Kind = keyof typeof BODIES;
-
-const FAST: WorkerOptions = {
-  pollIntervalMs: 10,
-  firstPollDelayMs: 30,
-  pollMaxIntervalMs: 200,
-  sendBackoffBaseMs: 20,
-  sendBackoffMaxMs: 200,
-  webhookBackoffBaseMs: 20,
-  webhookBackoffMaxMs: 200,
-  haciendaRetry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 30, maxServerWaitMs: 2_000 },
-};
+const FAST = FAST_WORKER;
 
 let seq = 1000;
 let testIssuer: TestIssuer;
@@ -106,52 +84,11 @@ async function makeEnv(emu: RunningEmulator, webhookUrl: string | undefined): Pr
   return { file, key, ctx, logs, accountId: account.id, issuerId: row!.id, webhookSecret: webhookSecret ?? '' };
 }
 
-/** What submitDocument does: sign, then the document row and its `send` job in one transaction. */
+/** A signed document of `kind` stored with its send job (test/helpers/worker-docs.ts). */
 async function submit(env: Pick<Env, 'ctx' | 'accountId' | 'issuerId'>, kind: Kind, opts: { claveOverride?: string } = {}): Promise<{ id: number; clave: string }> {
   const body = BODIES[kind]();
   body['numeroReferencia'] = ++seq;
-  const issuer: IssuerRecord = testIssuer.issuer;
-  const creds: SigningCredentials = testIssuer.creds;
-  const r = issueComprobante(body, issuer, creds, {
-    securityCode: securityCodeFrom((n) => randomBytes(n)),
-    signingTime: new Date(),
-    newId: () => randomBytes(8).toString('hex'),
-  });
-  if (!r.ok) throw new Error(JSON.stringify(r.findings));
-  const parts = parseConsecutivo(r.doc.numeroConsecutivo)!;
-  const now = env.ctx.now();
-  const clave = opts.claveOverride ?? r.doc.clave;
-  const id = await env.ctx.store.db.transaction().execute(async (trx) => {
-    const row = await trx
-      .insertInto('documents')
-      .values({
-        account_id: env.accountId,
-        issuer_id: env.issuerId,
-        clave,
-        kind: r.doc.kind,
-        sucursal: Number(parts.sucursal),
-        terminal: Number(parts.terminal),
-        numero_referencia: Number(body['numeroReferencia']),
-        body_hash: createHash('sha256').update(JSON.stringify(body)).digest('hex'),
-        state: 'pendiente',
-        xml: r.xml,
-        response_xml: null,
-        mensaje: null,
-        detalle_mensaje: null,
-        fecha_emision: r.doc.fechaEmision,
-        total_comprobante: money(r.totals.resumen.totalComprobante),
-        moneda: r.doc.moneda.codigoMoneda,
-        receptor_nombre: r.doc.receptor?.nombre ?? null,
-        created_at: now,
-        updated_at: now,
-        decided_at: null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await enqueueJob(trx, { type: 'send', document_id: row.id, run_at: now }, now);
-    return row.id;
-  });
-  return { id, clave };
+  return storeSigned(env, testIssuer, body, opts);
 }
 
 async function docByClave(ctx: ServiceContext, clave: string): Promise<DocumentRow> {
@@ -211,14 +148,6 @@ async function startReceiver(answer: (r: Omit<Received, 'status'>, n: number) =>
   return self;
 }
 
-async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let t: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (t = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms)))]);
-  } finally {
-    clearTimeout(t);
-  }
-}
 
 // --- tests ---------------------------------------------------------------------------------------------
 
