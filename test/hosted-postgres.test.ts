@@ -17,7 +17,7 @@ import { createAccount } from '../src/service/accounts.js';
 import type { ServiceContext } from '../src/service/context.js';
 import { submitDocument } from '../src/service/documents.js';
 import { registerIssuer } from '../src/service/issuers.js';
-import { completeJob, LeaseLostError, pendingJobs } from '../src/service/jobs.js';
+import { completeJob, LeaseLostError, pendingJobs } from '../src/store/jobs.js';
 import { SecretBox } from '../src/service/secrets.js';
 import { startWorker } from '../src/service/delivery/worker.js';
 import { openPostgresStore, type Store } from '../src/store/index.js';

@@ -15,7 +15,7 @@ import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { createAccount } from '../src/service/accounts.js';
 import type { ServiceContext } from '../src/service/context.js';
 import { registerIssuer } from '../src/service/issuers.js';
-import { pendingJobs } from '../src/service/jobs.js';
+import { pendingJobs } from '../src/store/jobs.js';
 import { SecretBox } from '../src/service/secrets.js';
 import { openPostgresStore } from '../src/store/index.js';
 import { validInvoice } from './helpers/bodies.js';

@@ -15,7 +15,7 @@ import { resolveEndpoints } from '../src/hacienda/index.js';
 import { startService, type RunningService } from '../src/server/service.js';
 import { AccountError, createAccount, pointWebhook, setWebhook } from '../src/service/accounts.js';
 import type { ServiceContext } from '../src/service/context.js';
-import { leaseJobs } from '../src/service/jobs.js';
+import { leaseJobs } from '../src/store/jobs.js';
 import { SecretBox } from '../src/service/secrets.js';
 import { createDelivery, WebhookSender, type AttemptOutcome } from '../src/service/delivery/webhooks.js';
 import { openSqliteStore, type Store } from '../src/store/index.js';

@@ -17,7 +17,7 @@ import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { createAccount } from '../src/service/accounts.js';
 import type { ServiceContext } from '../src/service/context.js';
 import { findIssuer, registerIssuer } from '../src/service/issuers.js';
-import { completeJob, enqueueJob, leaseJobs, LeaseLostError, rescheduleJob } from '../src/service/jobs.js';
+import { completeJob, enqueueJob, leaseJobs, LeaseLostError, rescheduleJob } from '../src/store/jobs.js';
 import { SecretBox } from '../src/service/secrets.js';
 import { listDeliveries, replayDelivery } from '../src/service/delivery/webhooks.js';
 import { acceptCallback, decodeClaveHacienda, startWorker, type Worker, type WorkerOptions } from '../src/service/delivery/worker.js';

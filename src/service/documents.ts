@@ -13,7 +13,7 @@ import type { Insertable } from '#kysely';
 import type { DocumentRow, DocumentsTable, DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { findIssuer, issuerForSigning, isUniqueViolation } from './issuers.js';
-import { enqueueJob, pgAddNewDocumentSendJob } from './jobs.js';
+import { enqueueJob, pgAddNewDocumentSendJob } from '../store/jobs.js';
 import { ServiceError } from './service-error.js';
 import { KIND_OF_TIPO_DOC } from '../core/lifecycle.js';
 

@@ -15,11 +15,10 @@ import path from 'node:path';
 import { FINAL_STATES } from '../core/lifecycle.js';
 import type { Worker, WorkerOptions } from './delivery/worker.js';
 import { documentStateById, documentStateOf } from '../store/documents.js';
-import { openDeliveryJobsOf, sendJobOf } from '../store/jobs.js';
 import type { DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { DocumentWatch } from './document-watch.js';
-import { hurryDocumentJobs } from './jobs.js';
+import { hurryDocumentJobs, openDeliveryJobsOf, sendJobOf } from '../store/jobs.js';
 
 /** The default account of local mode (created on first use with a random password nobody needs). */
 export const LOCAL_ACCOUNT = 'local';

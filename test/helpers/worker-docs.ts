@@ -8,7 +8,7 @@ import { issueComprobante } from '../../src/core/comprobante.js';
 import { money } from '../../src/core/money.js';
 import type { ServiceContext } from '../../src/service/context.js';
 import type { WorkerOptions } from '../../src/service/delivery/worker.js';
-import { enqueueJob } from '../../src/service/jobs.js';
+import { enqueueJob } from '../../src/store/jobs.js';
 import { validInvoice } from './bodies.js';
 import type { TestIssuer } from './issuer.js';
 

@@ -6,7 +6,7 @@
 import { FINAL_STATES } from '../../core/lifecycle.js';
 import type { ReceptionStatus } from '../../hacienda/index.js';
 import type { DocumentState, Job } from '../../store/schema.js';
-import { completeJob, rescheduleJob } from '../jobs.js';
+import { completeJob, rescheduleJob } from '../../store/jobs.js';
 import { errText, issuerOf, loadDocument, notBeforeRetryAfter, type JobEnv } from './job.js';
 import { createDelivery } from './webhooks.js';
 

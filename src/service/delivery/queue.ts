@@ -26,7 +26,7 @@ import {
   unlockOwnOrphans,
   unregisterWorker,
   type QueuePayload,
-} from '../jobs.js';
+} from '../../store/jobs.js';
 import { AbortedError, errText } from './job.js';
 
 /** Runs one job, writing under `owner`'s lease. True when the job was settled (completed or rescheduled). */

@@ -15,7 +15,7 @@
 import { parseComprobanteXml } from '../../core/xml/parse.js';
 import { ReceptionValidationError, type IdentificacionApi, type ReceptionStatus } from '../../hacienda/index.js';
 import type { DocumentRow, Job } from '../../store/schema.js';
-import { completeJob, enqueueJob, rescheduleJob } from '../jobs.js';
+import { completeJob, enqueueJob, rescheduleJob } from '../../store/jobs.js';
 import { backoff, errText, issuerOf, loadDocument, notBeforeRetryAfter, type JobEnv } from './job.js';
 
 export interface SendRequest {

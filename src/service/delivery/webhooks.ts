@@ -22,7 +22,7 @@ import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import type { DeliveryState, Job, WebhookDelivery } from '../../store/schema.js';
 import { getWebhook } from '../accounts.js';
 import type { ServiceContext } from '../context.js';
-import { completeJob, enqueueJob, rescheduleJob, type Executor } from '../jobs.js';
+import { completeJob, enqueueJob, rescheduleJob, type Executor } from '../../store/jobs.js';
 import { guardedLookup, HINT, nonPublicReason, normalizeHost, WebhookTargetError, type WebhookTargetPolicy } from '../webhook-targets.js';
 
 /** The spec's webhook payload. */

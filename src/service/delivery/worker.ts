@@ -26,7 +26,7 @@ import { storeFaultOf } from '../../store/faults.js';
 import type { Issuer, Job } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
 import { issuerSecretsContext, type IssuerSecrets, type StoredIssuerRecord } from '../issuers.js';
-import { completeJob, hurryDocumentJobs, LeaseLostError, rescheduleJob } from '../jobs.js';
+import { completeJob, hurryDocumentJobs, LeaseLostError, rescheduleJob } from '../../store/jobs.js';
 import { AbortedError, backoff, errText, type JobEnv, type JobTiming, type WorkerStats } from './job.js';
 import { runPoll } from './poll.js';
 import { openQueue, type JobQueue } from './queue.js';
