@@ -65,6 +65,10 @@ describe('the rules of the house', () => {
     expect(broken((i) => emulator(i.from) && (inRoom(i.to, 'service') || inRoom(i.to, 'store')))).toEqual([]);
   });
 
+  it('store/ knows no use case: it imports nothing of service/, server/, cli/, commands/ or client/', () => {
+    expect(broken((i) => inRoom(i.from, 'store') && ['service', 'server', 'cli', 'commands', 'client'].some((r) => inRoom(i.to, r)))).toEqual([]);
+  });
+
   it('service/ imports nothing of server/, cli/, commands/ or client/', () => {
     expect(broken((i) => inRoom(i.from, 'service') && ['server', 'cli', 'commands', 'client'].some((r) => inRoom(i.to, r)))).toEqual([]);
   });
