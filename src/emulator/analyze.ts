@@ -28,83 +28,13 @@
  */
 import type { SchemaName } from '../core/xml/kinds.js';
 import { KINDS } from '../core/xml/kinds.js';
-import { parseComprobanteDom, parseMensajeDom, type ParsedComprobante, type ParsedLinea } from '../core/xml/parse.js';
+import { parseComprobanteDom, parseMensajeDom, type ParsedComprobante } from '../core/xml/parse.js';
 import { parseXmlDocument, verifyXadesDocument, type VerifyReport } from '../core/sign/verify.js';
 import { parseClave } from '../core/clave.js';
 import { crParts, parseIsoDateTime } from '../core/dates.js';
-import { computeTotals, compareFigures, type Totals } from '../core/totals.js';
-import { dec, type Decimal } from '../core/money.js';
-import type { Impuesto, Linea, MedioPago, OtroCargo } from '../core/model.js';
+import { CODIGOS, err, isAccepted, TEXTOS } from './codes.js';
+import { lineErrors, sumErrors, totalsErrors } from './figures.js';
 import type { EmulatorEnvironment, IdRef, ValidationErrorItem } from './store.js';
-
-export const CODIGOS = {
-  // Hacienda's codes, as its real answers show them (NOTES §6.3).
-  /** Schema (only the first error is listed) and, here, an XML that cannot be read at all. */
-  ESQUEMA: -1,
-  CLAVE_IDENTIFICACION: -8,
-  CLAVE_CONSECUTIVO: -23,
-  /** aviso: the issuer's location differs from the registry's. */
-  UBICACION: -37,
-  TARIFA_OBLIGATORIA: -45,
-  TOTAL_LINEA: -46,
-  TOTAL_DESCUENTOS: -52,
-  /** A later day: rejection; later the same day: aviso. */
-  FECHA_EMISION: -53,
-  TOTAL_IMPUESTO: -54,
-  PLAZO_CREDITO: -58,
-  FIRMANTE: -60,
-  CONSECUTIVO_REPETIDO: -99,
-  CABYS: -400,
-  CLAVE_FECHA: -405,
-  /** aviso: an activity of the catalogue that the issuer has not registered. */
-  ACTIVIDAD_NO_REGISTRADA: -407,
-  ACTIVIDAD_INVALIDA: -408,
-  DESGLOSE_IMPUESTO: -487,
-  MEDIO_PAGO_OTROS: -492,
-  TARIFA_EXENTO: -505,
-  // This emulator's own: checks whose Hacienda code no real answer shows (README, "the emulator's own codes").
-  /** The clave posted is not the XML's. */
-  CLAVE_ENVIADA: -9001,
-  /** The POST's emisor / receptor, or a MensajeReceptor's data, disagree with the XML. */
-  DATOS_ENVIO: -9002,
-  /** A figure that is not one of the sums above: a product off by more than 0.01, or another sum. */
-  TOTALES: -9003,
-  /** The consecutivo's tipo is not the document's kind. */
-  TIPO_COMPROBANTE: -9004,
-  RECHAZO_FORZADO: -9090,
-  ERROR_INTERNO: -9098,
-} as const;
-
-/** Hacienda's texts (NOTES §6.3, verbatim). */
-export const TEXTOS = {
-  clave8: 'El número de identificación de la clave numérica no coincide con el número de identificación del emisor.',
-  clave23: 'La numeración del consecutivo del comprobante no coincide con el valor de la clave.',
-  clave405: 'La fecha de la clave númerica no concuerda con el campo Fecha Emisión del comprobante',
-  ubicacion37:
-    "Estimado obligado tributario los datos suministrados en provincia, cantón y distrito del 'emisor' no concuerdan con la información registrada en la Dirección General de Tributación, favor proceder actualizar sus datos.",
-  tarifa45: (linea: string) => `En la línea (${linea}) el campo de Tarifa es obligatorio para el Codigo de Impuesto 01`,
-  linea46: (linea: string) => `El monto total de la línea (${linea}) no coincide con la suma de los campos denominados subtotal y monto del impuesto.`,
-  descuentos52: 'El monto total de descuentos no coincide con la suma de los descuentos concedidos',
-  fechaDia53: 'La fecha de emisión del comprobante electrónico no puede ser superior al día de hoy.',
-  fechaHora53: 'La hora indicada en la emisión del archivo XML no coincide con la hora oficial.',
-  impuesto54: "El monto total de impuestos no coincide con la suma de los campos denominados 'Monto del Impuesto'",
-  plazo58: "El campo denominado 'Plazo del crédito' no posee la estructura establecida para el mismo.",
-  firmante60: 'El contribuyente que firma la factura electrónica no es el emisor.',
-  consecutivo99: (consecutivo: string, desde: string, clave: string) =>
-    `La numeración consecutiva ${consecutivo} del comprobante que se está utilizando para este archivo XML ya existe en nuestras bases de datos desde el día ${desde} en la clave ${clave}`,
-  cabys400: (linea: string) =>
-    `En la línea (${linea}) el código indicado en el campo 'Código de Producto/Servicio' no se encuentra en el Catálogo de Bienes y Servicios CAByS, por favor verifique la codificación utilizada para el producto o servicio facturado. El CAByS se encuentra disponible en el portal web del Banco Central de Costa Rica`,
-  actividad407:
-    'El Código de la Actividad Económica del emisor que se indica en el comprobante electrónico no se encuentra Registrado ante el Ministerio de Hacienda para este contribuyente, favor verificar',
-  actividad408:
-    'El Código de la Actividad Económica del emisor que se indica en el comprobante electrónico, no es un código valido conforme el Catalogo de Actividades Económicas del Registro Único Tributario.',
-  desglose487: 'El documento posee detalle de Impuesto pero carece del campo Total Desglose Impuestos',
-  medioPago492: "El Tipo Medio Pago OTRO es obligatorio cuando se utilice el Tipo de Medio Pago '99'",
-  tarifa505: (linea: string) => `En la línea (${linea}), para el código de tarifa '10' la tarifa debe ser 0`,
-  firmaNoXades: 'La firma del documento no es XAdES, se obtuvo [ERROR]',
-  firmaSinPolitica: 'La firma del documento no tiene el Policy Id',
-  firmaInvalida: (motivo: string) => `La firma del comprobante electrónico no es válida (${motivo})`,
-} as const;
 
 export interface ValidationMeta {
   clave: string;
@@ -178,7 +108,6 @@ export interface DocumentAnalysis {
   xsd?: XsdRequest;
 }
 
-export const err = (codigo: number, mensaje: string, fila = 0, columna = 0): ValidationErrorItem => ({ codigo, mensaje, fila, columna });
 
 /**
  * Settles the verdict. A document that fails its schema is not read any further: Hacienda's answer then lists
@@ -193,11 +122,6 @@ export function withXsdErrors(analysis: DocumentAnalysis, xsdErrors: ValidationE
   }
   r.accepted = isAccepted(r.errors);
   return r;
-}
-
-/** Accepted when every listed item is a warning (or none is listed). */
-export function isAccepted(errors: readonly ValidationErrorItem[]): boolean {
-  return errors.every((e) => e.aviso === true);
 }
 
 /** Checks 1 and 3-6 of a received document. Never throws for a bad document. */
@@ -379,203 +303,6 @@ function claveErrors(doc: ParsedComprobante, meta: ValidationMeta, issuerNumero:
   const recId = doc.kind === 'FEC' ? doc.emisor.identificacion : doc.receptor?.identificacion;
   if (meta.receptor && recId && stripZeros(meta.receptor.numeroIdentificacion) !== stripZeros(recId.numero)) {
     out.push(err(CODIGOS.DATOS_ENVIO, `El receptor enviado (${meta.receptor.numeroIdentificacion}) no coincide con el del comprobante (${recId.numero}).`));
-  }
-  return out;
-}
-
-/** -45, -505 (each line's taxes), -492 (MedioPagoOtros), -58 (PlazoCredito), -487 (TotalDesgloseImpuesto). */
-function lineErrors(doc: ParsedComprobante): ValidationErrorItem[] {
-  const out: ValidationErrorItem[] = [];
-  for (const l of doc.lineas) {
-    for (const t of l.impuestos) {
-      if (t.codigo === '01' && (t.tarifa === undefined || t.tarifa === '')) out.push(err(CODIGOS.TARIFA_OBLIGATORIA, TEXTOS.tarifa45(l.numeroLinea)));
-      else if (t.codigo === '01' && t.codigoTarifaIVA === '10' && isNonZero(t.tarifa)) out.push(err(CODIGOS.TARIFA_EXENTO, TEXTOS.tarifa505(l.numeroLinea)));
-    }
-  }
-  if (doc.mediosPago.some((m) => m.tipoMedioPago === '99' && !m.medioPagoOtros?.trim())) out.push(err(CODIGOS.MEDIO_PAGO_OTROS, TEXTOS.medioPago492));
-  if ((doc.condicionVenta === '02' || doc.condicionVenta === '10') && !doc.plazoCredito?.trim()) out.push(err(CODIGOS.PLAZO_CREDITO, TEXTOS.plazo58));
-  if (doc.lineas.some((l) => l.impuestos.length > 0) && doc.resumen.totalDesgloseImpuesto.length === 0) out.push(err(CODIGOS.DESGLOSE_IMPUESTO, TEXTOS.desglose487));
-  return out;
-}
-
-/**
- * The sums, compared exactly against the document's own figures (Hacienda rejected a TotalDescuentos 0.00001 away
- * from the sum of the discounts): -46 per line, -52, -54. The other sums of ResumenFactura are checked the same
- * way under this emulator's own code.
- */
-function sumErrors(doc: ParsedComprobante): ValidationErrorItem[] {
-  try {
-    return sums(doc);
-  } catch {
-    return []; // a figure that is not a number: the schema says so
-  }
-}
-
-function sums(doc: ParsedComprobante): ValidationErrorItem[] {
-  const out: ValidationErrorItem[] = [];
-  const ZERO = dec(0);
-  const d = (v: string | undefined): Decimal => (v === undefined || v === '' ? ZERO : dec(v));
-  let descuentos = dec(0);
-  let impuesto = dec(0);
-  for (const l of doc.lineas) {
-    const lineDesc = l.descuentos.reduce((a, x) => a.plus(d(x.montoDescuento)), dec(0));
-    descuentos = descuentos.plus(lineDesc);
-    const bruto = l.impuestos.reduce((a, t) => a.plus(d(t.monto)), dec(0));
-    const exonerado = l.impuestos.reduce((a, t) => a.plus(d(t.exoneracion?.montoExoneracion)), dec(0));
-    const neto = l.impuestoNeto !== undefined ? d(l.impuestoNeto) : bruto.minus(exonerado);
-    impuesto = impuesto.plus(neto);
-    if (!d(l.montoTotalLinea).equals(d(l.subTotal).plus(neto))) out.push(err(CODIGOS.TOTAL_LINEA, TEXTOS.linea46(l.numeroLinea)));
-  }
-  const r = doc.resumen;
-  if (!d(r.totalDescuentos).equals(descuentos)) out.push(err(CODIGOS.TOTAL_DESCUENTOS, TEXTOS.descuentos52));
-  if (!d(r.totalImpuesto).equals(impuesto)) out.push(err(CODIGOS.TOTAL_IMPUESTO, TEXTOS.impuesto54));
-  const own = (what: string, stated: string | undefined, sum: Decimal) => {
-    if (!d(stated).equals(sum)) out.push(err(CODIGOS.TOTALES, `${what} (${d(stated).toFixed(5)}) no coincide con la suma de sus componentes (${sum.toFixed(5)}).`));
-  };
-  own('TotalGravado', r.totalGravado, d(r.totalServGravados).plus(d(r.totalMercanciasGravadas)));
-  own('TotalExento', r.totalExento, d(r.totalServExentos).plus(d(r.totalMercanciasExentas)));
-  own('TotalExonerado', r.totalExonerado, d(r.totalServExonerado).plus(d(r.totalMercExonerada)));
-  own('TotalNoSujeto', r.totalNoSujeto, d(r.totalServNoSujeto).plus(d(r.totalMercNoSujeta)));
-  own('TotalVenta', r.totalVenta, d(r.totalGravado).plus(d(r.totalExento)).plus(d(r.totalExonerado)).plus(d(r.totalNoSujeto)));
-  own('TotalVentaNeta', r.totalVentaNeta, d(r.totalVenta).minus(d(r.totalDescuentos)));
-  own(
-    'TotalComprobante',
-    r.totalComprobante,
-    d(r.totalVentaNeta).plus(d(r.totalImpuesto)).plus(d(r.totalOtrosCargos)).minus(d(r.totalIVADevuelto)),
-  );
-  const otros = doc.otrosCargos.reduce((a, o) => a.plus(d(o.montoCargo)), dec(0));
-  own('TotalOtrosCargos', r.totalOtrosCargos, otros);
-  return out;
-}
-
-function isNonZero(v: string | undefined): boolean {
-  if (v === undefined || v === '') return false;
-  try {
-    return !dec(v).isZero();
-  } catch {
-    return true;
-  }
-}
-
-// --- Totals ----------------------------------------------------------------------------------------
-
-function optDec(v: string | undefined): Decimal | undefined {
-  return v === undefined || v === '' ? undefined : dec(v);
-}
-
-function toLinea(l: ParsedLinea, i: number): Linea {
-  const linea: Linea = {
-    numeroLinea: Number(l.numeroLinea) || i + 1,
-    codigoCABYS: l.codigoCABYS ?? '',
-    codigoComercial: l.codigoComercial,
-    cantidad: dec(l.cantidad ?? '1'),
-    unidadMedida: l.unidadMedida ?? 'Unid',
-    detalle: l.detalle,
-    precioUnitario: dec(l.precioUnitario ?? l.montoTotal),
-    descuentos: l.descuentos.map((d) => ({
-      montoDescuento: dec(d.montoDescuento),
-      codigoDescuento: d.codigoDescuento,
-      ...(d.codigoDescuentoOtro ? { codigoDescuentoOtro: d.codigoDescuentoOtro } : {}),
-      ...(d.naturalezaDescuento ? { naturalezaDescuento: d.naturalezaDescuento } : {}),
-    })),
-    impuestos: l.impuestos.map((t) => {
-      const imp: Impuesto = { codigo: t.codigo };
-      if (t.codigoTarifaIVA !== undefined) imp.codigoTarifaIVA = t.codigoTarifaIVA;
-      const tarifa = optDec(t.tarifa);
-      if (tarifa) imp.tarifa = tarifa;
-      const factor = optDec(t.factorCalculoIVA);
-      if (factor) imp.factorCalculoIVA = factor;
-      if (t.exoneracion) {
-        imp.exoneracion = {
-          tipoDocumento: t.exoneracion.tipoDocumento,
-          numeroDocumento: t.exoneracion.numeroDocumento,
-          nombreInstitucion: t.exoneracion.nombreInstitucion,
-          fechaEmision: t.exoneracion.fechaEmision,
-          tarifaExonerada: dec(t.exoneracion.tarifaExonerada),
-        };
-      }
-      return imp;
-    }),
-  };
-  if (l.ivaCobradoFabrica) linea.ivaCobradoFabrica = l.ivaCobradoFabrica;
-  const asumido = optDec(l.impuestoAsumidoEmisorFabrica);
-  if (asumido) linea.impuestoAsumidoEmisorFabrica = asumido;
-  return linea;
-}
-
-/**
- * Recomputes the figures that are products (cantidad × precio, base × tarifa, the exoneración) or sums of products
- * per kind of sale (TotalServGravados …), and lists every one that differs by more than the tolerance: each is a
- * rounded product, and the ANEXOS let the issuer round it (to 5 decimals or fewer). Sums of the document's own
- * figures are compared exactly by sumErrors.
- */
-export function totalsErrors(doc: ParsedComprobante, tolerance: string): ValidationErrorItem[] {
-  if (doc.kind === 'REP' || doc.lineas.some((l) => l.tieneSurtido || l.cantidad === undefined || l.precioUnitario === undefined)) return [];
-  let totals: Totals;
-  try {
-    const otrosCargos: OtroCargo[] = doc.otrosCargos.map((o) => ({ tipoDocumento: o.tipoDocumento, detalle: o.detalle, montoCargo: dec(o.montoCargo) }));
-    const mediosPago: MedioPago[] = doc.mediosPago.map((m) => ({ tipoMedioPago: m.tipoMedioPago ?? '01' }));
-    totals = computeTotals({ lineas: doc.lineas.map(toLinea), otrosCargos, mediosPago });
-  } catch (e) {
-    if (e instanceof RangeError) return []; // e.g. specific taxes the core does not compute: not judged
-    return [err(CODIGOS.TOTALES, `No se pudieron recalcular los totales: ${msg(e)}`)];
-  }
-  const out: ValidationErrorItem[] = [];
-  const cmp = (field: string, expected: Decimal | undefined, actual: string | undefined) => {
-    if (expected === undefined) return;
-    const got = actual ?? '0';
-    let finding;
-    try {
-      finding = compareFigures(field, expected, got, tolerance);
-    } catch {
-      out.push(err(CODIGOS.TOTALES, `${field}: "${got}" no es un monto válido.`));
-      return;
-    }
-    if (finding) out.push(err(CODIGOS.TOTALES, `${field}: el monto calculado es ${expected.toFixed(5)} y el comprobante indica ${dec(got).toFixed(5)}.`));
-  };
-  doc.lineas.forEach((l, i) => {
-    const t = totals.lineas[i]!;
-    const at = `LineaDetalle ${l.numeroLinea}`;
-    cmp(`${at} MontoTotal`, t.montoTotal, l.montoTotal);
-    cmp(`${at} SubTotal`, t.subTotal, l.subTotal);
-    if (t.baseImponible && l.baseImponible !== undefined) cmp(`${at} BaseImponible`, t.baseImponible, l.baseImponible);
-    l.impuestos.forEach((imp, j) => {
-      const ti = t.impuestos[j];
-      if (!ti) return;
-      cmp(`${at} Impuesto ${imp.codigo} Monto`, ti.monto, imp.monto);
-      if (ti.montoExoneracion && imp.exoneracion) cmp(`${at} Impuesto ${imp.codigo} MontoExoneracion`, ti.montoExoneracion, imp.exoneracion.montoExoneracion);
-    });
-    if (l.impuestoNeto !== undefined) cmp(`${at} ImpuestoNeto`, t.impuestoNeto, l.impuestoNeto);
-    // MontoTotalLinea is a sum: sumErrors compares it exactly (-46).
-  });
-  const r = totals.resumen;
-  const s = doc.resumen;
-  const pairs: [string, Decimal, string | undefined][] = [
-    ['TotalServGravados', r.totalServGravados, s.totalServGravados],
-    ['TotalServExentos', r.totalServExentos, s.totalServExentos],
-    ['TotalServExonerado', r.totalServExonerado, s.totalServExonerado],
-    ['TotalServNoSujeto', r.totalServNoSujeto, s.totalServNoSujeto],
-    ['TotalMercanciasGravadas', r.totalMercanciasGravadas, s.totalMercanciasGravadas],
-    ['TotalMercanciasExentas', r.totalMercanciasExentas, s.totalMercanciasExentas],
-    ['TotalMercExonerada', r.totalMercExonerada, s.totalMercExonerada],
-    ['TotalMercNoSujeta', r.totalMercNoSujeta, s.totalMercNoSujeta],
-    // TotalGravado … TotalComprobante are sums of the figures above: sumErrors compares them exactly.
-  ];
-  for (const [name, expected, actual] of pairs) {
-    // Optional summary elements may be omitted when zero.
-    if (actual === undefined && expected.isZero()) continue;
-    cmp(`ResumenFactura ${name}`, expected, actual);
-  }
-  // No TotalDesgloseImpuesto at all is -487 (lineErrors).
-  for (const d of s.totalDesgloseImpuesto.length === 0 ? [] : r.totalDesgloseImpuesto) {
-    const found = s.totalDesgloseImpuesto.find((x) => x.codigo === d.codigo && (x.codigoTarifaIVA ?? '') === (d.codigoTarifaIVA ?? ''));
-    if (!found) {
-      if (!d.totalMontoImpuesto.isZero()) {
-        out.push(err(CODIGOS.TOTALES, `ResumenFactura TotalDesgloseImpuesto: falta el código ${d.codigo}${d.codigoTarifaIVA ? `/${d.codigoTarifaIVA}` : ''}.`));
-      }
-      continue;
-    }
-    cmp(`ResumenFactura TotalDesgloseImpuesto ${d.codigo}${d.codigoTarifaIVA ? `/${d.codigoTarifaIVA}` : ''}`, d.totalMontoImpuesto, found.totalMontoImpuesto);
   }
   return out;
 }

@@ -10,11 +10,10 @@
  */
 import { createXsdValidator, type XsdResult, type XsdValidator } from '../adapters/xsd/index.js';
 import type { SchemaName } from '../core/xml/kinds.js';
+import { CODIGOS, err } from './codes.js';
 import {
   analyzeDocument,
-  CODIGOS,
   decodeUtf8,
-  err,
   withXsdErrors,
   type AnalysisOptions,
   type DocumentAnalysis,
@@ -31,7 +30,9 @@ const MAX_DOCS_PER_TASK = 16;
 
 export { defaultValidationThreads, EmulatorPool } from './pool.js';
 
-export { CODIGOS, TEXTOS, isAccepted, totalsErrors, analyzeDocument } from './analyze.js';
+export { CODIGOS, TEXTOS, isAccepted } from './codes.js';
+export { totalsErrors } from './figures.js';
+export { analyzeDocument } from './analyze.js';
 export type { ValidationMeta, ValidationResult, AnalysisOptions, DocumentAnalysis, XsdRequest } from './analyze.js';
 
 /** The validator the emulator calls for each received document. */
