@@ -11,238 +11,31 @@
 import { createRequire } from 'node:module';
 import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
-import {
-  CODIGOS_IMPUESTO,
-  CONDICIONES_VENTA,
-  INSTITUCIONES_EXONERACION,
-  MEDIOS_PAGO,
-  TIPOS_DOC_REFERENCIA,
-  TIPOS_EXONERACION,
-  TIPOS_IDENTIFICACION,
-} from '../core/codes.js';
-import { Decimal, dec } from '../core/money.js';
-import type { DocumentKind } from '../core/model.js';
-import { parseComprobanteXml, parseXmlRoot, type ParsedComprobante, type ParsedExoneracion, type ParsedImpuesto } from '../core/xml/parse.js';
+import { CONDICIONES_VENTA, MEDIOS_PAGO, TIPOS_DOC_REFERENCIA } from '../core/codes.js';
+import { dec } from '../core/money.js';
+import { parseComprobanteXml, parseXmlRoot } from '../core/xml/parse.js';
 import type { DocumentRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
+import {
+  MONEDA_NAMES,
+  PDF_TITLES,
+  Party,
+  currencySymbol,
+  estadoLabel,
+  exoneracionLines,
+  formatAmount,
+  formatFecha,
+  formatNumber,
+  formatRate,
+  institucionesOtros,
+  isNonZero,
+  parties,
+} from './pdf-content.js';
+
 
 const require = createRequire(import.meta.url);
 const FONT = require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf');
 const FONT_BOLD = require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf');
-
-export const PDF_TITLES: Record<DocumentKind, string> = {
-  FE: 'Factura Electrónica',
-  NC: 'Nota de Crédito Electrónica',
-  ND: 'Nota de Débito Electrónica',
-  TE: 'Tiquete Electrónico',
-  FEC: 'Factura Electrónica de Compra',
-  FEE: 'Factura Electrónica de Exportación',
-  REP: 'Recibo Electrónico de Pago',
-};
-
-/** The acceptance state as printed. */
-export function estadoLabel(state: DocumentRow['state']): string {
-  if (state === 'aceptado') return 'Aceptado';
-  if (state === 'rechazado') return 'Rechazado';
-  if (state === 'error') return 'Error';
-  return 'Pendiente';
-}
-
-/** `1234567` → `1,234,567` (digits only, optionally signed). */
-function groupThousands(int: string): string {
-  const sign = int.startsWith('-') ? '-' : '';
-  return `${sign}${int.replace('-', '').replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
-}
-
-/** Money as printed: exactly 2 decimals, rounded half-up from the XML's 5, thousands grouped (`1234567.505` → `1,234,567.51`). */
-export function formatAmount(value: string | undefined): string {
-  if (value === undefined || value.trim() === '') return '0.00';
-  const [int, frac] = dec(value).toFixed(2, Decimal.ROUND_HALF_UP).split('.');
-  return `${groupThousands(int!)}.${frac}`;
-}
-
-/** A quantity or a percentage with its own precision, no trailing zeros (`7.500` → `7.5`, `13.00` → `13`). */
-function formatNumber(value: string): string {
-  try {
-    return dec(value).toFixed();
-  } catch {
-    return value;
-  }
-}
-
-/** The exchange rate (₡ per unit): at least 2 decimals, more only when the XML has significant ones (`507.85000` → `507.85`). */
-function formatRate(value: string): string {
-  try {
-    const d = dec(value);
-    const [int, frac] = (d.decimalPlaces() <= 2 ? d.toFixed(2) : d.toFixed()).split('.');
-    return `${groupThousands(int!)}.${frac}`;
-  } catch {
-    return value;
-  }
-}
-
-/** How an amount of the currency is marked: `₡`, `US$`, else the ISO code and a space. */
-export function currencySymbol(code: string): string {
-  if (code === 'CRC') return '₡';
-  if (code === 'USD') return 'US$';
-  return `${code} `;
-}
-
-const MONEDA_NAMES: Record<string, string> = { CRC: 'colón costarricense', USD: 'dólar estadounidense', EUR: 'euro' };
-
-/** Provincias of Costa Rica (División Territorial Administrativa). Cantón and distrito have no table here: printed as codes. */
-const PROVINCIAS: Record<string, string> = {
-  '1': 'San José',
-  '2': 'Alajuela',
-  '3': 'Cartago',
-  '4': 'Heredia',
-  '5': 'Guanacaste',
-  '6': 'Puntarenas',
-  '7': 'Limón',
-};
-
-/** `2026-03-15T10:30:00-06:00` → `15/03/2026 10:30:00 (-06:00)`; anything else as is. */
-function formatFecha(iso: string): string {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}:\d{2}:\d{2})(?:\.\d+)?(Z|[+-]\d{2}:\d{2})?$/.exec(iso);
-  if (!m) return iso;
-  return `${m[3]}/${m[2]}/${m[1]} ${m[4]}${m[5] ? ` (${m[5] === 'Z' ? 'UTC' : m[5]})` : ''}`;
-}
-
-/** `2024-03-01T00:00:00-06:00` → `01/03/2024`; anything else as is. */
-function formatDia(iso: string): string {
-  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(iso);
-  return m ? `${m[3]}/${m[2]}/${m[1]}` : iso;
-}
-
-function idLabel(tipo: string | undefined, numero: string | undefined): string {
-  if (!numero) return '';
-  const label = tipo ? (TIPOS_IDENTIFICACION[tipo]?.label ?? `Tipo ${tipo}`) : '';
-  return label ? `${label} ${numero}` : numero;
-}
-
-type Raw = Record<string, unknown>;
-function rawText(node: unknown): string | undefined {
-  if (node === undefined || node === null) return undefined;
-  if (typeof node === 'string') return node;
-  if (Array.isArray(node)) return rawText(node[0]);
-  if (typeof node === 'object') return rawText((node as Raw)['#text']);
-  return undefined;
-}
-function rawChild(node: unknown, name: string): unknown {
-  if (Array.isArray(node)) node = node[0];
-  return node && typeof node === 'object' ? (node as Raw)[name] : undefined;
-}
-function rawList(node: unknown, name: string): unknown[] {
-  const c = rawChild(node, name);
-  return c === undefined ? [] : Array.isArray(c) ? c : [c];
-}
-
-interface Party {
-  nombre: string;
-  nombreComercial?: string;
-  identificacion: string;
-  telefono?: string;
-  correo?: string;
-  /** Provincia (name), cantón and distrito (codes), barrio. */
-  ubicacion?: string;
-  /** OtrasSenas (or OtrasSenasExtranjero). */
-  direccion?: string;
-  /** Economic activity code. */
-  actividad?: string;
-}
-
-/** `Provincia San José, cantón 01, distrito 08, Barrio Escalante` from an Ubicacion element. */
-function ubicacionLabel(u: unknown): string | undefined {
-  const provincia = rawText(rawChild(u, 'Provincia'));
-  if (!provincia) return undefined;
-  const canton = rawText(rawChild(u, 'Canton'));
-  const distrito = rawText(rawChild(u, 'Distrito'));
-  const barrio = rawText(rawChild(u, 'Barrio'));
-  return [
-    `Provincia ${PROVINCIAS[provincia] ?? provincia}`,
-    canton ? `cantón ${canton}` : undefined,
-    distrito ? `distrito ${distrito}` : undefined,
-    barrio,
-  ]
-    .filter(Boolean)
-    .join(', ');
-}
-
-/** Issuer and receiver details the typed parser does not keep (nombre comercial, phone, location). */
-function parties(body: Raw, doc: ParsedComprobante): { emisor: Party; receptor?: Party } {
-  const phone = (p: unknown) => {
-    const t = rawChild(p, 'Telefono');
-    const n = rawText(rawChild(t, 'NumTelefono'));
-    if (!n) return undefined;
-    const c = rawText(rawChild(t, 'CodigoPais'));
-    return c ? `+${c} ${n}` : n;
-  };
-  const e = rawChild(body, 'Emisor');
-  const r = rawChild(body, 'Receptor');
-  const emisor: Party = {
-    nombre: doc.emisor.nombre,
-    identificacion: idLabel(doc.emisor.identificacion.tipo, doc.emisor.identificacion.numero),
-  };
-  const nc = rawText(rawChild(e, 'NombreComercial'));
-  if (nc) emisor.nombreComercial = nc;
-  const tel = phone(e);
-  if (tel) emisor.telefono = tel;
-  if (doc.emisor.correoElectronico.length > 0) emisor.correo = doc.emisor.correoElectronico.join(', ');
-  const ub = ubicacionLabel(rawChild(e, 'Ubicacion'));
-  if (ub) emisor.ubicacion = ub;
-  const sen = rawText(rawChild(rawChild(e, 'Ubicacion'), 'OtrasSenas'));
-  if (sen) emisor.direccion = sen;
-  if (doc.codigoActividadEmisor) emisor.actividad = doc.codigoActividadEmisor;
-  if (!doc.receptor) return { emisor };
-  const receptor: Party = {
-    nombre: doc.receptor.nombre,
-    identificacion: idLabel(doc.receptor.identificacion?.tipo, doc.receptor.identificacion?.numero),
-  };
-  const rnc = rawText(rawChild(r, 'NombreComercial'));
-  if (rnc) receptor.nombreComercial = rnc;
-  const rtel = phone(r);
-  if (rtel) receptor.telefono = rtel;
-  if (doc.receptor.correoElectronico) receptor.correo = doc.receptor.correoElectronico;
-  const rub = ubicacionLabel(rawChild(r, 'Ubicacion'));
-  if (rub) receptor.ubicacion = rub;
-  const rsen = rawText(rawChild(rawChild(r, 'Ubicacion'), 'OtrasSenas')) ?? rawText(rawChild(r, 'OtrasSenasExtranjero'));
-  if (rsen) receptor.direccion = rsen;
-  if (doc.codigoActividadReceptor) receptor.actividad = doc.codigoActividadReceptor;
-  return { emisor, receptor };
-}
-
-/** NombreInstitucionOtros of each exoneración (the typed parser does not keep it), by line and tax index. */
-function institucionesOtros(body: Raw): (string | undefined)[][] {
-  return rawList(rawChild(body, 'DetalleServicio'), 'LineaDetalle').map((l) =>
-    rawList(l, 'Impuesto').map((i) => rawText(rawChild(rawChild(i, 'Exoneracion'), 'NombreInstitucionOtros'))),
-  );
-}
-
-/** The printed lines of one exoneración: the document, then the institution, date, rate and amounts. */
-function exoneracionLines(imp: ParsedImpuesto, x: ParsedExoneracion, institucionOtros: string | undefined, money: (v: string) => string, named: boolean): string[] {
-  const tipo = TIPOS_EXONERACION[x.tipoDocumento]?.label;
-  const documento =
-    `${x.tipoDocumento}${tipo ? ` ${tipo}` : ''}${x.tipoDocumentoOtro ? ` (${x.tipoDocumentoOtro})` : ''}` +
-    ` · Documento ${x.numeroDocumento}${x.articulo ? `, artículo ${x.articulo}` : ''}${x.inciso ? `, inciso ${x.inciso}` : ''}`;
-  const institucion = INSTITUCIONES_EXONERACION[x.nombreInstitucion];
-  const impuesto = named ? ` (${CODIGOS_IMPUESTO[imp.codigo] ?? `impuesto ${imp.codigo}`})` : '';
-  const neto = dec(imp.monto).minus(dec(x.montoExoneracion)).toString();
-  return [
-    `Exoneración${impuesto}: ${documento}`,
-    `Institución: ${x.nombreInstitucion}${institucion ? ` ${institucion}` : ''}${institucionOtros ? ` (${institucionOtros})` : ''}` +
-      ` · Fecha: ${formatDia(x.fechaEmision)} · Tarifa exonerada: ${formatNumber(x.tarifaExonerada)} %`,
-    `Impuesto: ${money(imp.monto)} · Monto exonerado: ${money(x.montoExoneracion)} · Impuesto neto: ${money(neto)}`,
-  ];
-}
-
-function isNonZero(v: string | undefined): v is string {
-  if (v === undefined || v.trim() === '') return false;
-  try {
-    return !dec(v).isZero();
-  } catch {
-    return true;
-  }
-}
 
 const A4 = { width: 595.28, height: 841.89 };
 const M = 36; // margin
