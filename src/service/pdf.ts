@@ -19,7 +19,7 @@ import type { ServiceContext } from './context.js';
 import {
   MONEDA_NAMES,
   PDF_TITLES,
-  Party,
+  type Party,
   currencySymbol,
   estadoLabel,
   exoneracionLines,
@@ -31,7 +31,6 @@ import {
   isNonZero,
   parties,
 } from './pdf-content.js';
-
 
 const require = createRequire(import.meta.url);
 const FONT = require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf');
