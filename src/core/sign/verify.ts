@@ -14,13 +14,8 @@
 import { createHash, createVerify, X509Certificate } from 'node:crypto';
 import { DOMParser } from '@xmldom/xmldom';
 import { XMLValidator } from '#fast-xml-parser';
-import {
-  C14nCanonicalization,
-  C14nCanonicalizationWithComments,
-  ExclusiveCanonicalization,
-  ExclusiveCanonicalizationWithComments,
-  SignedXml,
-} from 'xml-crypto';
+import { SignedXml } from 'xml-crypto';
+import { ALG_XPATH, canonicalizeDirect, genericOptions, XPATH_NOT_SIGNATURE, XPathNotSignatureTransform } from './c14n.js';
 import { certificateInfo, type CertificateInfo } from './cert.js';
 import { validityAt } from './p12.js';
 import {
@@ -91,9 +86,6 @@ export function addCheck(report: VerifyReport, check: VerifyCheck): void {
   report.ok = report.checks.every((c) => c.ok);
 }
 
-const ALG_XPATH = 'http://www.w3.org/TR/1999/REC-xpath-19991116';
-const XPATH_NOT_SIGNATURE = 'not(ancestor-or-self::ds:Signature)';
-
 const HASHES: Record<string, string> = {
   'http://www.w3.org/2000/09/xmldsig#sha1': 'sha1',
   'http://www.w3.org/2001/04/xmldsig-more#sha224': 'sha224',
@@ -113,24 +105,6 @@ const ALLOWED_SIGNATURES = new Set([
   'http://www.w3.org/2001/04/xmldsig-more#rsa-sha512',
 ]);
 const ALLOWED_DIGESTS = new Set(['http://www.w3.org/2001/04/xmlenc#sha256', 'http://www.w3.org/2001/04/xmlenc#sha512']);
-
-/**
- * The XPath transform Hacienda's own signer uses (`not(ancestor-or-self::ds:Signature)`, as in the Anexo 2
- * example): drops every ds:Signature. Registered only after checking each XPath transform has exactly that
- * expression.
- */
-class XPathNotSignatureTransform {
-  includeComments = false;
-  process(node: Node): Node {
-    const el = node as Element;
-    const found = el.getElementsByTagNameNS ? Array.from(el.getElementsByTagNameNS(NS_DS, 'Signature')) : [];
-    for (const s of found) s.parentNode?.removeChild(s);
-    return node;
-  }
-  getAlgorithmName(): string {
-    return ALG_XPATH;
-  }
-}
 
 /** Verifies the (last top-level) XAdES signature of a document at instant `now`. */
 export interface VerifyOptions {
@@ -411,10 +385,6 @@ function checkReferencesAndValue(
   }
 }
 
-const ALG_C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315';
-const ALG_C14N_WITH_COMMENTS = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315#WithComments';
-const ALG_EXC_C14N_WITH_COMMENTS = 'http://www.w3.org/2001/10/xml-exc-c14n#WithComments';
-
 interface ReadCertificate {
   der: Buffer;
   x509: X509Certificate;
@@ -437,82 +407,6 @@ function readCertificate(certText: string): ReadCertificate {
   if (certCache.size >= CERT_CACHE_SIZE) certCache.delete(certCache.keys().next().value!);
   certCache.set(certText, cert);
   return cert;
-}
-
-/** The four C14N algorithms, each with xml-crypto's canonicalizer for it. */
-const C14N_ALGORITHMS: Record<string, { exclusive: boolean; create: () => C14nCanonicalization | ExclusiveCanonicalization }> = {
-  [ALG_C14N]: { exclusive: false, create: () => new C14nCanonicalization() },
-  [ALG_C14N_WITH_COMMENTS]: { exclusive: false, create: () => new C14nCanonicalizationWithComments() },
-  [ALG_EXC_C14N]: { exclusive: true, create: () => new ExclusiveCanonicalization() },
-  [ALG_EXC_C14N_WITH_COMMENTS]: { exclusive: true, create: () => new ExclusiveCanonicalizationWithComments() },
-};
-
-/**
- * The common transform chains, run directly on the DOM: [enveloped-signature?, one of the four C14N]. xml-crypto's
- * generic path deep-clones the document and runs XPath for every reference, which dominates the cost of a
- * verification; here the enveloped signature is detached for the duration instead. Other chains
- * (e.g. Hacienda's XPath transform) return undefined and take the generic path.
- */
-function canonicalizeDirect(transforms: readonly string[], node: Node, signature: Element): string | undefined {
-  let chain = [...transforms];
-  const enveloped = chain[0] === ALG_ENVELOPED;
-  if (enveloped) chain = chain.slice(1);
-  if (chain.length === 0) chain = [ALG_C14N]; // a node-set left at the end is converted with inclusive C14N
-  if (chain.length !== 1) return undefined;
-  const c14n = C14N_ALGORITHMS[chain[0]!];
-  if (!c14n) return undefined;
-  const element = node as Element;
-  if (enveloped && signature.parentNode !== element) return undefined; // only a signature directly under the target
-  const next = signature.nextSibling;
-  const parent = signature.parentNode;
-  if (enveloped) parent!.removeChild(signature);
-  try {
-    const options = { defaultNsForPrefix: {}, ancestorNamespaces: c14n.exclusive ? [] : ancestorNamespaces(element) };
-    return String(c14n.create().process(element, options as never));
-  } finally {
-    if (enveloped) parent!.insertBefore(signature, next);
-  }
-}
-
-/** Options for xml-crypto's generic path: the ancestors' namespaces when the chain ends in inclusive C14N. */
-function genericOptions(transforms: readonly string[], node: Node): { ancestorNamespaces?: NamespaceBinding[] } {
-  const last = transforms[transforms.length - 1];
-  const exclusive = last !== undefined && C14N_ALGORITHMS[last]?.exclusive === true;
-  return !exclusive && node.nodeType === 1 ? { ancestorNamespaces: ancestorNamespaces(node as Element) } : {};
-}
-
-interface NamespaceBinding {
-  prefix: string;
-  namespaceURI: string;
-}
-
-/**
- * The namespace declarations an element inherits from its ancestors, for inclusive C14N of the subtree it is the
- * apex of (xml-crypto's C14nCanonicalization renders them on the apex). As xml-crypto's own `findAncestorNs`: the
- * nearest binding of each prefix, the default namespace (`xmlns="…"`, prefix "") included; no undeclaration
- * (`xmlns=""`); not the apex's own prefix (rendered anyway) nor the prefixes the apex declares itself. Without
- * the default namespace, the KeyInfo, SignedProperties and SignedInfo of a document whose root declares
- * `xmlns="…"` (every comprobante) canonicalise to other bytes than xmlsec1's, and every inclusive-C14N signature
- * looks broken.
- */
-function ancestorNamespaces(element: Element): NamespaceBinding[] {
-  const skip = new Set<string>([element.prefix ?? '']);
-  for (let i = 0; i < element.attributes.length; i++) {
-    const a = element.attributes[i]!;
-    if (a.name === 'xmlns') skip.add('');
-    else if (a.name.startsWith('xmlns:')) skip.add(a.name.slice(6));
-  }
-  const seen = new Map<string, string>();
-  for (let p = element.parentNode as Element | null; p && p.nodeType === 1; p = p.parentNode as Element | null) {
-    for (let i = 0; i < p.attributes.length; i++) {
-      const a = p.attributes[i]!;
-      const prefix = a.name === 'xmlns' ? '' : a.name.startsWith('xmlns:') ? a.name.slice(6) : undefined;
-      if (prefix !== undefined && !seen.has(prefix)) seen.set(prefix, a.value);
-    }
-  }
-  const out: NamespaceBinding[] = [];
-  for (const [prefix, namespaceURI] of seen) if (namespaceURI !== '' && !skip.has(prefix)) out.push({ prefix, namespaceURI });
-  return out;
 }
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
