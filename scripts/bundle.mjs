@@ -84,4 +84,4 @@ async function shell() {
   rmSync(path.join(dist, 'cli/shell.js'), { force: true }); // the ES module shell of earlier builds
 }
 
-await Promise.all([vendor(), existsSync(path.join(dist, 'cli/program.js')) ? shell() : Promise.resolve()]);
+if (existsSync(path.join(dist, 'cli/program.js'))) await shell();

@@ -89,7 +89,7 @@ export function sessionPastExpiry(ctx: Ctx, session: Session): boolean {
 
 /** Decodes a token's payload; a token that is not a JWT is an authentication error. */
 export async function decodeSession(ctx: Ctx, token: string, source: TokenSource): Promise<Session> {
-  const { decodeJwt } = await import('#jose');
+  const { decodeJwt } = await import('jose');
   let claims: SessionClaims;
   try {
     claims = decodeJwt(token) as SessionClaims;

@@ -5,7 +5,7 @@
  * username/password; strict mode checks a `{username: password}` map.
  */
 import { createPrivateKey, createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
-import { SignJWT, jwtVerify, exportJWK, type JWTPayload } from '#jose';
+import { SignJWT, jwtVerify, exportJWK, type JWTPayload } from 'jose';
 import { REALMS } from '../hacienda/client/endpoints.js';
 import type { EmulatorKeys } from './keys.js';
 import type { EmulatorEnvironment, EmulatorStore } from './store.js';

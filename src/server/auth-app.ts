@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { sql } from '#kysely';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { verifyCredentials, warmUpCredentialChecks } from '../service/accounts.js';
 import type { ServiceContext } from '../service/context.js';

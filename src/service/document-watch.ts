@@ -3,7 +3,7 @@
  * sent, until a verdict): a batch with hundreds of documents in flight costs one `SELECT id, state … WHERE id
  * IN (…)` every `intervalMs`, not one query per document per tick. The timer runs only while someone waits.
  */
-import type { Kysely } from '#kysely';
+import type { Kysely } from 'kysely';
 import { documentStates } from '../store/documents.js';
 import type { Database, DocumentState } from '../store/schema.js';
 

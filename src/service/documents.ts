@@ -9,7 +9,7 @@ import { issueComprobante } from '../core/comprobante.js';
 import { parseReportingUnknownKeys } from '../core/input/findings.js';
 import { DocumentBody } from '../core/input/schema.js';
 import { money } from '../core/money.js';
-import type { Insertable } from '#kysely';
+import type { Insertable } from 'kysely';
 import type { DocumentRow, DocumentsTable, DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { findIssuer, issuerForSigning, isUniqueViolation } from './issuers.js';

@@ -4,7 +4,7 @@
  * key and retires the previous one; a retired key stays in the JWKS until its last token has expired.
  * The keys live in the store (shared by every process); each process caches them briefly.
  */
-import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, type CryptoKey } from '#jose';
+import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, type CryptoKey } from 'jose';
 import type { Store } from '../store/index.js';
 import type { ServiceContext } from './context.js';
 

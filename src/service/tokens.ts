@@ -3,7 +3,7 @@
  * 28800, jti, sub = base = the account name), their verification for the client API (RS256 only, known kid,
  * issuer and audience, expiry, revocation, account still enabled) and revocation by jti.
  */
-import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, SignJWT, type JWTVerifyGetKey } from '#jose';
+import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
 import type { Store } from '../store/index.js';
 import { accountsGeneration, BASE_PATTERN } from './accounts.js';
 import type { ServiceContext } from './context.js';

@@ -1,5 +1,5 @@
 /** Light queries of the `documents` table: ids and states only, no XML. */
-import type { Kysely } from '#kysely';
+import type { Kysely } from 'kysely';
 import type { Database, DocumentState } from './schema.js';
 
 /** The id and state of an account's document by clave (undefined when the account has none). */

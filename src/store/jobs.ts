@@ -40,7 +40,7 @@
  * graphile-worker's tables are read and written directly only for the lease guard (`_private_jobs.locked_by`),
  * a documented internal of the pinned 0.17 schema; everything else goes through its public SQL functions.
  */
-import { PostgresAdapter, sql, type Expression, type Kysely, type RawBuilder } from '#kysely';
+import { PostgresAdapter, sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
 import type { Database, Job, JobType, Millis } from './schema.js';
 import type { Store } from './store.js';
 

@@ -3,7 +3,7 @@
  * same migrations as SQLite, and graphile-worker's schema. Loaded only when a postgres:// URL is opened.
  */
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, sql } from '#kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { migrate, type Store } from './store.js';
 import type { Database } from './schema.js';

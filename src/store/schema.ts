@@ -3,7 +3,7 @@
  * PostgreSQL later): text, integers and integer timestamps (epoch milliseconds) only; XML and
  * sealed secrets are text. Secrets are never stored in clear: `*_enc` columns hold SecretBox output.
  */
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '#kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /** Epoch milliseconds. */
 export type Millis = number;

@@ -1,5 +1,5 @@
 /** What the service sees of a store, and the migrations both dialects run on open. */
-import { Migrator, type Kysely } from '#kysely';
+import { Migrator, type Kysely } from 'kysely';
 import { isStoreFault, StoreFault, storeFaultOf } from './faults.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';

@@ -105,7 +105,7 @@ export async function openTestStore(opts: { file: string; dialect?: TestDialect 
 /** Rows of the job queue (both stores): the `jobs` table on SQLite, graphile-worker's jobs on PostgreSQL. */
 export async function queuedJobs(store: Store, filter: { documentId?: number } = {}): Promise<{ type: string; done: boolean; attempts: number; run_at: number }[]> {
   if (store.dialect === 'postgres') {
-    const { sql } = await import('#kysely');
+    const { sql } = await import('kysely');
     const r = await sql<{ task_identifier: string; payload: any; attempts: number; run_at: Date }>`select t.identifier as task_identifier, j.payload, j.attempts, j.run_at from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id order by j.id`.execute(store.db);
     return r.rows
       .filter((row) => filter.documentId === undefined || row.payload?.document_id === filter.documentId)
@@ -119,7 +119,7 @@ export async function queuedJobs(store: Store, filter: { documentId?: number } =
 
 /** All text of the store's tables (secret-at-rest checks): the file bytes on SQLite, a dump on PostgreSQL. */
 export async function storeText(store: Store): Promise<string> {
-  const { sql } = await import('#kysely');
+  const { sql } = await import('kysely');
   const tables = ['accounts', 'signing_keys', 'revoked_tokens', 'issuers', 'documents', 'jobs', 'webhook_deliveries'];
   const parts: string[] = [];
   for (const t of tables) {

@@ -13,7 +13,7 @@
  */
 import { createHash, createVerify, X509Certificate } from 'node:crypto';
 import { DOMParser } from '@xmldom/xmldom';
-import { XMLValidator } from '#fast-xml-parser';
+import { XMLValidator } from 'fast-xml-parser';
 import { SignedXml } from 'xml-crypto';
 import { ALG_XPATH, canonicalizeDirect, genericOptions, XPATH_NOT_SIGNATURE, XPathNotSignatureTransform } from './c14n.js';
 import { certificateInfo, type CertificateInfo } from './cert.js';

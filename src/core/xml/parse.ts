@@ -8,7 +8,7 @@
  * are matched by local name. Entities (the five XML ones and numeric references) are decoded
  * here in one pass, CDATA is honoured, and DOCTYPE is refused (no entity expansion attacks).
  */
-import { XMLParser } from '#fast-xml-parser';
+import { XMLParser } from 'fast-xml-parser';
 import type { DocumentKind } from '../model.js';
 import { escapeText } from './canonical.js';
 import { KINDS, kindOfRoot, MENSAJE_HACIENDA, MENSAJE_RECEPTOR, NS_BASE_V42, NS_BASE_V43, NS_BASE_V44 } from './kinds.js';

@@ -1,5 +1,5 @@
 /** The initial schema. Types are chosen to mean the same in SQLite and PostgreSQL. */
-import { SqliteAdapter, type ColumnDefinitionBuilder, type Kysely, type Migration } from '#kysely';
+import { SqliteAdapter, type ColumnDefinitionBuilder, type Kysely, type Migration } from 'kysely';
 
 export const initial: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

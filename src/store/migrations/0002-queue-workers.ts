@@ -4,7 +4,7 @@
  * (graphile-worker itself only unlocks a dead worker's jobs after 4 hours). Created in SQLite too (same
  * migrations for both stores), where it stays empty: the SQLite queue's leases expire by themselves.
  */
-import type { Kysely, Migration } from '#kysely';
+import type { Kysely, Migration } from 'kysely';
 
 export const queueWorkers: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

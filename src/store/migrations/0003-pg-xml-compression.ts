@@ -7,7 +7,7 @@
  * lz4 needs PostgreSQL 14+ built with lz4 (the Debian, Ubuntu, RHEL and Docker builds are); without it the
  * columns keep pglz. Only values written from now on are affected: existing rows stay as they are.
  */
-import { PostgresAdapter, sql, type Kysely, type Migration } from '#kysely';
+import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
 
 async function lz4Available(db: Kysely<unknown>): Promise<boolean> {
   const r = await sql<{ ok: boolean }>`select 'lz4' = any(enumvals) as ok from pg_settings where name = 'default_toast_compression'`.execute(db);

@@ -5,7 +5,7 @@
  * with the core parser (service/delivery/send.ts); no XML is parsed here, so the migration costs nothing on a
  * large store.
  */
-import type { Kysely, Migration } from '#kysely';
+import type { Kysely, Migration } from 'kysely';
 
 export const documentParties: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

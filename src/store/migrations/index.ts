@@ -1,5 +1,5 @@
 /** Every migration, in order. The same list runs on SQLite and PostgreSQL. */
-import type { Migration, MigrationProvider } from '#kysely';
+import type { Migration, MigrationProvider } from 'kysely';
 import { initial } from './0001-initial.js';
 import { queueWorkers } from './0002-queue-workers.js';
 import { pgXmlCompression } from './0003-pg-xml-compression.js';
