@@ -16,7 +16,7 @@ import type { DocumentStatus } from '../src/client/backend.js';
 import { startSpinner } from '../src/commands/documents/spinner.js';
 import { report } from '../src/commands/send/run.js';
 import { verifyXades } from '../src/core/sign/verify.js';
-import { parseMensajeHaciendaXml } from '../src/core/xml/parse.js';
+import { parseMensajeHaciendaXml } from '../src/core/xml/parse-mensaje.js';
 import { FIVE_KINDS, fixtureBody } from './helpers/api-context.js';
 import { runCli, tempDir, type CliRun } from './helpers/cli.js';
 import { waitUntil } from './helpers/e2e.js';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Ctx } from '../src/cli/context.js';
 import { BackendError, type Backend, type DocumentStatus } from '../src/client/backend.js';
 import { openLocalBackend } from '../src/client/local-backend.js';
-import { parseMensajeHaciendaXml } from '../src/core/xml/parse.js';
+import { parseMensajeHaciendaXml } from '../src/core/xml/parse-mensaje.js';
 import { FIVE_KINDS, fixtureBody } from './helpers/api-context.js';
 import { tempDir } from './helpers/cli.js';
 import { makeTestIssuer } from './helpers/issuer.js';

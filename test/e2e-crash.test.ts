@@ -12,7 +12,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseMensajeHaciendaXml } from '../src/core/xml/parse.js';
+import { parseMensajeHaciendaXml } from '../src/core/xml/parse-mensaje.js';
 import { validInvoice } from './helpers/bodies.js';
 import { runCli, tempDir } from './helpers/cli.js';
 import { getJson, mapLimit, postJson, startWebhookReceiver, waitUntil, type WebhookReceiver } from './helpers/e2e.js';

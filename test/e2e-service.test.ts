@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseMensajeHaciendaXml } from '../src/core/xml/parse.js';
+import { parseMensajeHaciendaXml } from '../src/core/xml/parse-mensaje.js';
 import { FIVE_KINDS, fixtureBody } from './helpers/api-context.js';
 import { runCli, tempDir } from './helpers/cli.js';
 import { pngInk, postJson, startWebhookReceiver, waitUntil, type WebhookReceiver } from './helpers/e2e.js';

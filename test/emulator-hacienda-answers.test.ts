@@ -11,7 +11,7 @@ import { loadP12 } from '../src/core/sign/p12.js';
 import { createTestP12 } from '../src/core/sign/testcert.js';
 import { signCanonical } from '../src/core/sign/xades.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
-import { parseMensajeHaciendaXml } from '../src/core/xml/parse.js';
+import { parseMensajeHaciendaXml } from '../src/core/xml/parse-mensaje.js';
 import type { Comprobante } from '../src/core/model.js';
 import { parseDetalleErrors, ReceptionClient, resolveEndpoints, type HaciendaEndpoints, type ReceptionStatus, type SubmitRequest } from '../src/hacienda/client/index.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';

@@ -13,7 +13,7 @@ import { createTestP12 } from '../src/core/sign/testcert.js';
 import { signCanonical } from '../src/core/sign/xades.js';
 import { NS_DS, NS_XADES } from '../src/core/sign/policy.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
-import { buildMensajeReceptorXml } from '../src/core/xml/parse.js';
+import { buildMensajeReceptorXml } from '../src/core/xml/mensaje.js';
 import type { Comprobante } from '../src/core/model.js';
 import { ReceptionClient, resolveEndpoints, type ReceptionStatus, type SubmitRequest } from '../src/hacienda/client/index.js';
 import { CODIGOS, startEmulator, type RunningEmulator } from '../src/emulator/index.js';

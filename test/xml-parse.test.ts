@@ -4,16 +4,10 @@ import { loadP12 } from '../src/core/sign/p12.js';
 import { createTestP12 } from '../src/core/sign/testcert.js';
 import { signCanonical } from '../src/core/sign/xades.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
-import {
-  buildMensajeHaciendaXml,
-  buildMensajeReceptorXml,
-  parseComprobanteXml,
-  parseMensajeHaciendaXml,
-  parseMensajeReceptorXml,
-  parseMensajeXml,
-  XmlParseError,
-  type MensajeHaciendaInput,
-} from '../src/core/xml/parse.js';
+import { buildMensajeHaciendaXml, buildMensajeReceptorXml, type MensajeHaciendaInput } from '../src/core/xml/mensaje.js';
+import { parseComprobanteXml } from '../src/core/xml/parse-comprobante.js';
+import { parseMensajeHaciendaXml, parseMensajeReceptorXml, parseMensajeXml } from '../src/core/xml/parse-mensaje.js';
+import { XmlParseError } from '../src/core/xml/raw-document.js';
 import { createXsdValidator, withPlaceholderSignature } from '../src/adapters/xsd/index.js';
 import { ALL_FIXTURES, feExoneracionFixture, feFixture, ncFixture, teExtranjeroFixture, teFixture } from './xml-fixtures.js';
 

@@ -28,8 +28,11 @@
  */
 import type { SchemaName } from '../core/xml/kinds.js';
 import { KINDS } from '../core/xml/kinds.js';
-import { parseComprobanteDom, parseMensajeDom, type ParsedComprobante } from '../core/xml/parse.js';
-import { parseXmlDocument, verifyXadesDocument, type VerifyReport } from '../core/sign/verify.js';
+import { parseComprobanteDom, type ParsedComprobante } from '../core/xml/parse-comprobante.js';
+import { parseMensajeDom } from '../core/xml/parse-mensaje.js';
+import { verifyXadesDocument } from '../core/sign/verify.js';
+import type { VerifyReport } from '../core/sign/verify-report.js';
+import { parseXmlDocument } from '../core/sign/xml-dom.js';
 import { parseClave } from '../core/clave.js';
 import { crParts, parseIsoDateTime } from '../core/dates.js';
 import { CODIGOS, err, isAccepted, TEXTOS } from './codes.js';

@@ -3,7 +3,7 @@
  * (-492), PlazoCredito (-58), TotalDesgloseImpuesto (-487); the sums compared exactly against the document's own
  * figures (-46, -52, -54 and the other sums of ResumenFactura); the products recomputed with a tolerance.
  */
-import type { ParsedComprobante, ParsedLinea } from '../core/xml/parse.js';
+import type { ParsedComprobante, ParsedLinea } from '../core/xml/parse-comprobante.js';
 import { computeTotals, compareFigures, type Totals } from '../core/totals.js';
 import { dec, type Decimal } from '../core/money.js';
 import type { Impuesto, Linea, MedioPago, OtroCargo } from '../core/model.js';

@@ -4,7 +4,7 @@
  */
 import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import { formatDetalleMensaje } from '../hacienda/client/mensaje.js';
-import { buildMensajeHaciendaXml } from '../core/xml/parse.js';
+import { buildMensajeHaciendaXml } from '../core/xml/mensaje.js';
 import { credentials, type SigningCredentials } from '../core/sign/p12.js';
 import { signCanonical } from '../core/sign/xades.js';
 import type { EmulatorKeys } from './keys.js';

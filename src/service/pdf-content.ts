@@ -14,7 +14,8 @@ import {
 } from '../core/codes.js';
 import { Decimal, dec } from '../core/money.js';
 import type { DocumentKind } from '../core/model.js';
-import { parseComprobanteXml, parseXmlRoot, type ParsedComprobante, type ParsedExoneracion, type ParsedImpuesto } from '../core/xml/parse.js';
+import { parseComprobanteXml, type ParsedComprobante, type ParsedExoneracion, type ParsedImpuesto } from '../core/xml/parse-comprobante.js';
+import { parseXmlRoot } from '../core/xml/raw-document.js';
 import type { DocumentRow } from '../store/schema.js';
 
 export const PDF_TITLES: Record<DocumentKind, string> = {

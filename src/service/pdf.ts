@@ -13,7 +13,8 @@ import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
 import { CONDICIONES_VENTA, MEDIOS_PAGO, TIPOS_DOC_REFERENCIA } from '../core/codes.js';
 import { dec } from '../core/money.js';
-import { parseComprobanteXml, parseXmlRoot } from '../core/xml/parse.js';
+import { parseComprobanteXml } from '../core/xml/parse-comprobante.js';
+import { parseXmlRoot } from '../core/xml/raw-document.js';
 import type { DocumentRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import {

@@ -5,7 +5,7 @@ import { printJson } from '../../cli/output.js';
 
 export async function run(ctx: Ctx, file: string, opts: { json?: boolean; xsd: boolean }): Promise<void> {
   const xml = (await readInput(ctx.io, file)).toString('utf8');
-  const { verifyXades, addCheck } = await import('../../core/sign/verify.js');
+  const [{ verifyXades }, { addCheck }] = await Promise.all([import('../../core/sign/verify.js'), import('../../core/sign/verify-report.js')]);
   const report = verifyXades(xml, ctx.now());
   if (opts.xsd) {
     const { kindOfRoot, KINDS } = await import('../../core/xml/kinds.js');

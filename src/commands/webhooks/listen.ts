@@ -91,7 +91,7 @@ async function describePayload(body: Buffer): Promise<{ clave: string | null; me
     if (typeof p.folioId === 'string') clave = p.folioId;
     const encoded = p.folioDetails?.[0]?.encodedFile;
     if (typeof encoded === 'string') {
-      const { parseMensajeHaciendaXml } = await import('../../core/xml/parse.js');
+      const { parseMensajeHaciendaXml } = await import('../../core/xml/parse-mensaje.js');
       const m = parseMensajeHaciendaXml(Buffer.from(encoded, 'base64').toString('utf8'));
       mensaje = m.mensaje;
       clave ??= m.clave;

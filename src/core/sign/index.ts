@@ -17,5 +17,6 @@ export {
   type TipoIdentificacionFirmante,
 } from './cert.js';
 export { signCanonical, signXmlDocument, XML_DECLARATION, type SignOptions } from './xades.js';
-export { verifyXades, addCheck, type VerifyReport, type VerifyCheck } from './verify.js';
+export { verifyXades } from './verify.js';
+export { addCheck, type VerifyReport, type VerifyCheck } from './verify-report.js';
 export { POLICY_V44_URL, POLICY_V44_DIGEST, POLICY_V44_DIGEST_METHOD } from './policy.js';

@@ -4,8 +4,8 @@ export * from './errors.js';
 export { HttpClient, NetworkError, type HttpClientOptions, type HttpRequest, type HttpResponse } from './http.js';
 export { DEFAULT_RETRY, backoffDelay, serverWaitMs, type RetryPolicy } from './retry.js';
 export { TokenManager, type HaciendaCredentials, type TokenManagerOptions, type TokenManagerStats, type TokenResponse } from './token-manager.js';
+export { ReceptionClient } from './reception.js';
 export {
-  ReceptionClient,
   isAlreadyReceivedCause,
   receptionBody,
   type ComprobanteItem,
@@ -19,7 +19,7 @@ export {
   type SubmitRequest,
   type SubmitResult,
   type WaitOptions,
-} from './reception.js';
+} from './reception-api.js';
 export {
   PublicQueryClient,
   DEFAULT_QUERY_TTLS,

@@ -3,7 +3,7 @@
  * error list inside its DetalleMensaje (`[codigo, "mensaje", fila, columna]` lines).
  * Read-only summary for the client; amounts stay decimal strings.
  */
-import { parseMensajeHaciendaXml, type MensajeHaciendaData } from '../../core/xml/parse.js';
+import { parseMensajeHaciendaXml, type MensajeHaciendaData } from '../../core/xml/parse-mensaje.js';
 
 export interface MensajeHaciendaError {
   /** Hacienda's code; null for a line that is a plain sentence (Hacienda lists signature failures so). */

@@ -12,7 +12,7 @@
  * fecha, emisor and receptor of the POST are the document's columns, stored at submission; only a row stored
  * before those columns existed (migration 0004) has its stored XML read, with the core parser.
  */
-import { parseComprobanteXml } from '../../core/xml/parse.js';
+import { parseComprobanteXml } from '../../core/xml/parse-comprobante.js';
 import { ReceptionValidationError, type IdentificacionApi, type ReceptionStatus } from '../../hacienda/index.js';
 import type { DocumentRow, Job } from '../../store/schema.js';
 import { completeJob, enqueueJob, rescheduleJob } from '../../store/jobs.js';
