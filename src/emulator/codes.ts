@@ -38,6 +38,8 @@ export const CODIGOS = {
   TOTALES: -9003,
   /** The consecutivo's tipo is not the document's kind. */
   TIPO_COMPROBANTE: -9004,
+  /** A MensajeReceptor about a clave this Hacienda never received (or did not accept). */
+  COMPROBANTE_DESCONOCIDO: -9005,
   RECHAZO_FORZADO: -9090,
   ERROR_INTERNO: -9098,
 } as const;

@@ -2,7 +2,7 @@
  * Local emulator of Hacienda's services on ONE port (Fastify 5): the IdP (`/auth/realms/{rut|rut-stag}/…`),
  * the reception API (`/recepcion/v1/…`, `/recepcion-sandbox/v1/…`), the public queries (`/fe/ae`, `/fe/cabys`,
  * `/fe/ex`) and admin endpoints (`/_emulator/health`, `/_emulator/faults`, `/_emulator/receptions`,
- * `/_emulator/stats`). The fecr client pointed at it with only base URLs changed works unchanged.
+ * `/_emulator/stats`, `/_emulator/suppliers`: test suppliers issuing to a receptor). The fecr client pointed at it with only base URLs changed works unchanged.
  *
  *   const emu = await startEmulator({ port: 0 });
  *   // resolveEndpoints('local', { baseUrl: emu.url })
@@ -18,6 +18,8 @@ import { ReceptionProcessor } from './processor.js';
 import { Registry, type TaxpayerRecord } from './registry.js';
 import { headerText, registerReceptionRoutes } from './routes-reception.js';
 import { registerPublicRoutes } from './routes-public.js';
+import { registerSupplierRoutes } from './routes-suppliers.js';
+import { SupplierBook } from './suppliers.js';
 import { SqliteStore } from './sqlite-store.js';
 import { MemoryStore, type EmulatorStore, type ReceptionRecord } from './store.js';
 import { createDefaultValidator, createPooledValidator, defaultValidationThreads, EmulatorPool, type ClosableValidator, type ComprobanteValidator } from './validate.js';
@@ -325,6 +327,7 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
     onFault: (f) => (f === 'quota' ? faultStats.quotaLimited++ : faultStats.indexDelayed++),
   });
   registerPublicRoutes(app, registry, getBase);
+  registerSupplierRoutes(app, { store, processor, book: new SupplierBook(store, now), now });
 
   // --- Admin ----------------------------------------------------------------------------------------
   const receptions = (): ReceptionSummary[] =>

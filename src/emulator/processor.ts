@@ -176,6 +176,14 @@ export class ReceptionProcessor {
         errors.push({ codigo: CODIGOS.CONSECUTIVO_REPETIDO, mensaje: TEXTOS.consecutivo99(claim.consecutivo, desde, first?.clave ?? owner), fila: 0, columna: 0 });
       }
     }
+    if (rec.consecutivoReceptor && !result.unreadable) {
+      // The answer must be about a comprobante Hacienda has (and accepted): the referenced clave, in this environment.
+      const ref = store.getReception(env, rec.clave);
+      if (!ref || ref.consecutivoReceptor || ref.estado !== 'aceptado') {
+        const why = !ref || ref.consecutivoReceptor ? 'no existe en nuestras bases de datos' : `no fue aceptado (estado ${ref.estado})`;
+        errors.push({ codigo: CODIGOS.COMPROBANTE_DESCONOCIDO, mensaje: `El comprobante electrónico con la clave ${rec.clave} ${why}.`, fila: 0, columna: 0 });
+      }
+    }
     const forced = this.o.faults().rejectClaves;
     if (forced.includes(rec.clave) || forced.includes(key)) {
       errors.push({ codigo: CODIGOS.RECHAZO_FORZADO, mensaje: 'Rechazo forzado por la configuración de fallas del emulador.', fila: 0, columna: 0 });

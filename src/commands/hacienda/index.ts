@@ -24,5 +24,8 @@ export function defineHaciendaCommands(program: Command, ctx: Ctx): void {
     .option('--quota-per-minute <n>', 'fault: POST /recepcion answers 429 with Retry-After once an issuer posted n documents this minute (no default: Hacienda publishes no figure)')
     .option('--seed <n>', 'seed for the random faults (reproducible runs)')
     .option('--validation-threads <n>', 'worker threads that validate received documents (0 = on the event loop; default cores - 1, from 1 to 2)')
+    .option('--supplier-invoices <identificacion>', "test suppliers issue signed invoices to this receptor at start (the buyer's side: fecr recibidos import)")
+    .option('--supplier-count <n>', 'how many supplier invoices --supplier-invoices issues', '3')
+    .option('--supplier-out <dir>', 'write the supplier invoices there as <clave>.xml (default: only their claves on stdout)')
     .action(async (opts: ServeEmulatorFlags) => (await import('./serve.js')).run(ctx, opts));
 }

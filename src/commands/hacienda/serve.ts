@@ -21,6 +21,9 @@ export interface ServeEmulatorFlags {
   quotaPerMinute?: string;
   seed?: string;
   validationThreads?: string;
+  supplierInvoices?: string;
+  supplierCount: string;
+  supplierOut?: string;
 }
 
 function num(flag: string, value: string | undefined, { min = 0, max = Number.MAX_SAFE_INTEGER, integer = false } = {}): number | undefined {
@@ -67,7 +70,18 @@ export async function run(ctx: Ctx, f: ServeEmulatorFlags): Promise<void> {
     if (err.code === 'ENOENT') throw new UserError(`${err.path ?? 'file'}: no such file`);
     throw new UserError(`cannot start the emulator: ${err.message}`, 1);
   }
-  writeLine(ctx.io.stdout, JSON.stringify({ url: emulator.url }));
+  let supplierDocuments: { clave: string; proveedor: string; file?: string }[] | undefined;
+  if (f.supplierInvoices !== undefined) {
+    const count = num('--supplier-count', f.supplierCount, { min: 1, max: 1000, integer: true })!;
+    const { issueSupplierInvoices } = await import('./shared.js');
+    try {
+      supplierDocuments = await issueSupplierInvoices(ctx, emulator.url, f.supplierInvoices, count, f.supplierOut);
+    } catch (e) {
+      await emulator.close();
+      throw e;
+    }
+  }
+  writeLine(ctx.io.stdout, JSON.stringify({ url: emulator.url, ...(supplierDocuments ? { supplierDocuments } : {}) }));
   info(ctx, `Hacienda emulator listening on ${emulator.url} (Ctrl-C to stop)`);
   await waitForStopSignal();
 
