@@ -10,8 +10,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import os from 'node:os';
 import { z } from 'zod';
+import { platformDirs } from '../adapters/platform-dirs.js';
 import { ClientError } from './errors.js';
 
 export const DEFAULT_PROFILE = 'default';
@@ -143,13 +143,13 @@ export function unknownProfileMessage(name: string, from: ProfileSource, existin
   return `${where}no profile named "${name}"${close ? `; did you mean "${close}"?` : ''} (profiles: ${shown.join(', ')}; fecr config set KEY=VALUE${flagFor(name)} creates it)`;
 }
 
-/** The config dir: $XDG_CONFIG_HOME/fecr, else the platform's (~/.config/fecr on Linux), from the given environment. */
+/**
+ * The config dir: $XDG_CONFIG_HOME/fecr on any platform, else the platform's (env-paths' config dir: ~/.config/fecr
+ * on Linux), from the given environment.
+ */
 export function configDir(env: Record<string, string | undefined>): string {
   if (env.XDG_CONFIG_HOME) return path.join(path.resolve(env.XDG_CONFIG_HOME), 'fecr');
-  const home = env.HOME || env.USERPROFILE || os.homedir();
-  if (process.platform === 'darwin') return path.join(home, 'Library', 'Preferences', 'fecr');
-  if (process.platform === 'win32') return path.join(env.APPDATA || path.join(home, 'AppData', 'Roaming'), 'fecr', 'Config');
-  return path.join(home, '.config', 'fecr');
+  return platformDirs(env).config;
 }
 
 /** Checks one value for a key; returns it normalised (trimmed, URL without trailing "/", absolute data dir). */

@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import envPaths from 'env-paths';
 import pino, { type Logger } from 'pino';
+import { platformDirs } from '../adapters/platform-dirs.js';
 import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { resolveEndpoints, type HaciendaEndpoints } from '../hacienda/index.js';
 import { openSqliteStore, openStore, redactDatabaseUrl, type Store } from '../store/index.js';
@@ -15,11 +15,11 @@ import type { HaciendaEnvironment, ServiceContext } from './context.js';
 import { loadMasterKey, SecretBox } from './secrets.js';
 import type { WebhookTargetPolicy } from './webhook-targets.js';
 
-/** fecr's data dir: --data-dir, else FECR_DATA_DIR, else the platform's data dir for "fecr". */
+/** fecr's data dir: --data-dir, else FECR_DATA_DIR, else the platform's data dir for "fecr" (from the given environment). */
 export function resolveDataDir(env: Record<string, string | undefined>, flag?: string): string {
   if (flag) return path.resolve(flag);
   if (env.FECR_DATA_DIR) return path.resolve(env.FECR_DATA_DIR);
-  return envPaths('fecr', { suffix: '' }).data;
+  return platformDirs(env).data;
 }
 
 /** Log fields that must never be written. */

@@ -18,8 +18,8 @@
  * Works on a remote profile too (a hosted fecr whose Hacienda is its emulator).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
+import { platformDirs } from '../../adapters/platform-dirs.js';
 import type { Ctx } from '../../cli/context.js';
 import { EXIT, SilentExit, UserError, type ExitCode } from '../../cli/errors.js';
 import { resolvePath, writeLine } from '../../cli/io.js';
@@ -83,14 +83,9 @@ export interface DemoResult {
   documents: DemoRow[];
 }
 
-/** `<data home>/fecr/demo` from the given environment (XDG_DATA_HOME, HOME), as env-paths lays out fecr's data dir. */
+/** `demo` in fecr's platform data dir (~/.local/share/fecr/demo on Linux), from the given environment. */
 export function demoDataDir(env: Record<string, string | undefined>): string {
-  const home = env.HOME || env.USERPROFILE || os.homedir();
-  let base: string;
-  if (process.platform === 'darwin') base = path.join(home, 'Library', 'Application Support', 'fecr');
-  else if (process.platform === 'win32') base = path.join(env.LOCALAPPDATA || path.join(home, 'AppData', 'Local'), 'fecr', 'Data');
-  else base = path.join(env.XDG_DATA_HOME ? path.resolve(env.XDG_DATA_HOME) : path.join(home, '.local', 'share'), 'fecr');
-  return path.join(base, 'demo');
+  return path.join(platformDirs(env).data, 'demo');
 }
 
 export async function run(ctx: Ctx, opts: DemoFlags, profileFlag: string | undefined): Promise<void> {
