@@ -7,6 +7,14 @@ export function documentStateOf(db: Kysely<Database>, accountId: number, clave: 
   return db.selectFrom('documents').select(['id', 'state']).where('account_id', '=', accountId).where('clave', '=', clave).executeTakeFirst();
 }
 
+/**
+ * The id and state of the document with this clave in any account (Hacienda's callback names a clave, not an
+ * account); undefined when there is none.
+ */
+export function documentStateByClave(db: Kysely<Database>, clave: string): Promise<{ id: number; state: DocumentState } | undefined> {
+  return db.selectFrom('documents').select(['id', 'state']).where('clave', '=', clave).executeTakeFirst();
+}
+
 /** The states of the documents with these ids (missing ids are left out). */
 export function documentStates(db: Kysely<Database>, ids: readonly number[]): Promise<{ id: number; state: DocumentState }[]> {
   return db.selectFrom('documents').select(['id', 'state']).where('id', 'in', [...ids]).execute();

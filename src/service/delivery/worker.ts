@@ -22,6 +22,7 @@ import {
   type HttpClientOptions,
   type RetryPolicy,
 } from '../../hacienda/index.js';
+import { documentStateByClave } from '../../store/documents.js';
 import { storeFaultOf } from '../../store/faults.js';
 import type { Issuer, Job } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
@@ -311,7 +312,7 @@ export async function acceptCallback(ctx: ServiceContext, body: unknown): Promis
   if (!clave || !isClave(clave)) return { known: false };
   const hint = typeof b['ind-estado'] === 'string' ? b['ind-estado'] : typeof b['indEstado'] === 'string' ? b['indEstado'] : undefined;
   const now = ctx.now();
-  const doc = await ctx.store.db.selectFrom('documents').select(['id', 'state']).where('clave', '=', clave).executeTakeFirst();
+  const doc = await documentStateByClave(ctx.store.db, clave);
   if (!doc) {
     ctx.logger.warn({ clave, indEstado: hint }, 'Hacienda callback for an unknown clave');
     return { known: false, clave };
