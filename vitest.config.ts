@@ -9,6 +9,7 @@ const ON_BOTH_STORES = [
   'test/server-api.test.ts',
   'test/server-auth.test.ts',
   'test/e2e-service.test.ts',
+  'test/email-delivery.test.ts',
 ];
 
 export default defineConfig({

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { HaciendaEndpoints } from '../hacienda/index.js';
 import type { Store } from '../store/index.js';
+import type { MailDefaults } from './mail-settings.js';
 import type { SecretBox } from './secrets.js';
 import type { WebhookTargetPolicy } from './webhook-targets.js';
 
@@ -25,4 +26,9 @@ export interface ServiceContext {
    * `fecr serve` with --env sandbox|production sets publicOnly; absent (the CLI's local mode, env local): anywhere.
    */
   webhookTargets?: WebhookTargetPolicy;
+  /**
+   * Mail to the receptor of each accepted comprobante (mail-settings.ts): the default SMTP server and sender, and
+   * the outbox folder used when no server is set. Absent: the service sends no mail.
+   */
+  mail?: MailDefaults;
 }

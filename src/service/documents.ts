@@ -91,6 +91,7 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, bod
         emisor_numero: doc.emisor.identificacion.numero,
         receptor_tipo: doc.receptor?.identificacion.tipo ?? null,
         receptor_numero: doc.receptor?.identificacion.numero ?? null,
+        correos: JSON.stringify(mailRecipients(b.receptor === '' ? undefined : b.receptor.correoElectronico, b.correosAdicionales)),
         created_at: now,
         updated_at: now,
         decided_at: null,
@@ -107,6 +108,19 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, bod
       if (attempt >= 3) throw e;
     }
   }
+}
+
+/** Who the accepted comprobante is mailed to: the receptor's address, then the additional ones; each address once (case-insensitive). */
+export function mailRecipients(receptor: string | undefined, adicionales: readonly string[] = []): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const a of [receptor, ...adicionales]) {
+    const t = a?.trim();
+    if (!t || seen.has(t.toLowerCase())) continue;
+    seen.add(t.toLowerCase());
+    out.push(t);
+  }
+  return out;
 }
 
 /** The document row and its 'send' job in one transaction (SQLite; the queue is the jobs table). */
@@ -186,7 +200,7 @@ export async function getDocument(ctx: ServiceContext, accountId: number, clave:
 }
 
 /** A document row without its XML payloads (nor the parties' identifications, which only the worker reads). */
-export type DocumentSummary = Omit<DocumentRow, 'xml' | 'response_xml' | 'emisor_tipo' | 'emisor_numero' | 'receptor_tipo' | 'receptor_numero'>;
+export type DocumentSummary = Omit<DocumentRow, 'xml' | 'response_xml' | 'emisor_tipo' | 'emisor_numero' | 'receptor_tipo' | 'receptor_numero' | 'correos'>;
 
 export interface ListDocumentsOptions {
   state?: DocumentState;

@@ -46,7 +46,8 @@ const SHADE = '#f1f1f1';
 
 /**
  * Renders the PDF of a stored document row (needs `xml`, `state`, `kind`, `clave`; `detalle_mensaje` for rejections).
- * `ctx` is only used for logging.
+ * `ctx` is only used for logging. The same row gives the same bytes: the PDF's CreationDate is the verdict's time
+ * (else the row's creation), not the clock, so the PDF mailed to the receptor is the one `/api/consultar/archivo` returns.
  */
 export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined, row: Pick<DocumentRow, 'xml' | 'state' | 'clave'> & Partial<DocumentRow>): Promise<Buffer> {
   const doc = parseComprobanteXml(row.xml);
@@ -57,7 +58,13 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
   const pdf = new PDFDocument({
     size: 'A4',
     margins: { top: M, bottom: M, left: M, right: M },
-    info: { Title: `${PDF_TITLES[doc.kind]} ${doc.numeroConsecutivo}`, Author: doc.emisor.nombre, Subject: doc.clave, Creator: 'fecr' },
+    info: {
+      Title: `${PDF_TITLES[doc.kind]} ${doc.numeroConsecutivo}`,
+      Author: doc.emisor.nombre,
+      Subject: doc.clave,
+      Creator: 'fecr',
+      CreationDate: new Date(Number(row.decided_at ?? row.created_at ?? Date.parse(doc.fechaEmision))),
+    },
     compress: true,
   });
   pdf.registerFont('body', FONT);

@@ -12,6 +12,7 @@ import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { resolveEndpoints, type HaciendaEndpoints } from '../hacienda/index.js';
 import { openSqliteStore, openStore, redactDatabaseUrl, type Store } from '../store/index.js';
 import type { HaciendaEnvironment, ServiceContext } from './context.js';
+import type { MailDefaults } from './mail-settings.js';
 import { loadMasterKey, SecretBox } from './secrets.js';
 import type { WebhookTargetPolicy } from './webhook-targets.js';
 
@@ -20,6 +21,11 @@ export function resolveDataDir(env: Record<string, string | undefined>, flag?: s
   if (flag) return path.resolve(flag);
   if (env.FECR_DATA_DIR) return path.resolve(env.FECR_DATA_DIR);
   return platformDirs(env).data;
+}
+
+/** Where the receptor mails go when no SMTP server is set. */
+export function outboxDir(dataDir: string): string {
+  return path.join(dataDir, 'outbox');
 }
 
 /** Log fields that must never be written. */
@@ -58,6 +64,11 @@ export interface OpenServiceOptions {
   now?: () => number;
   /** Where account webhooks may point (`fecr serve`: webhookTargetPolicy(environment, …)); default anywhere. */
   webhookTargets?: WebhookTargetPolicy;
+  /**
+   * The receptor mails' default SMTP server and sender (`fecr serve --smtp-url`, FECR_SMTP_URL, a local profile's
+   * smtpUrl); without a server they go to `<data dir>/outbox` as .eml files. `false`: no mail at all.
+   */
+  mail?: Partial<MailDefaults> | false;
 }
 
 export interface OpenedService {
@@ -109,6 +120,7 @@ export async function openService(opts: OpenServiceOptions): Promise<OpenedServi
     randomBytes: (n) => randomBytes(n),
     hacienda: { environment, endpoints },
     ...(opts.webhookTargets ? { webhookTargets: opts.webhookTargets } : {}),
+    ...(opts.mail === false ? {} : { mail: { outboxDir: outboxDir(opts.dataDir), ...opts.mail } }),
   };
   return {
     ctx,

@@ -45,13 +45,15 @@ import type { Database, Job, JobType, Millis } from './schema.js';
 import type { Store } from './store.js';
 
 /** graphile-worker task identifiers of the job types. */
-export const QUEUE_TASKS: Readonly<Record<JobType, string>> = { send: 'fecr_send', poll: 'fecr_poll', webhook: 'fecr_webhook' };
-export const JOB_TYPES: readonly JobType[] = ['send', 'poll', 'webhook'];
+export const QUEUE_TASKS: Readonly<Record<JobType, string>> = { send: 'fecr_send', poll: 'fecr_poll', webhook: 'fecr_webhook', email: 'fecr_email' };
+export const JOB_TYPES: readonly JobType[] = ['send', 'poll', 'webhook', 'email'];
 
 /** The payload of a graphile-worker job of ours. */
 export interface QueuePayload {
   document_id: number | null;
   delivery_id: number | null;
+  /** The mail of an `email` job (absent in payloads written before it existed). */
+  email_id?: number | null;
   /** Tries before this job row (carried over reschedules). */
   prior: number;
   /** When the first job of this chain was enqueued (epoch ms): the poll and webhook windows count from it. */
@@ -65,13 +67,14 @@ export function isPostgres(db: Kysely<any>): boolean {
 }
 
 /** The dedupe key of a job: one pending job per document step or delivery. */
-export function jobKey(type: JobType, documentId: number | null | undefined, deliveryId: number | null | undefined): string | null {
+export function jobKey(type: JobType, documentId: number | null | undefined, deliveryId: number | null | undefined, emailId?: number | null): string | null {
+  if (type === 'email') return emailId == null ? null : `email:${emailId}`;
   if (type === 'webhook') return deliveryId == null ? null : `webhook:${deliveryId}`;
   return documentId == null ? null : `${type}:${documentId}`;
 }
 
 async function pgAddJob(db: Executor, type: JobType, payload: QueuePayload, runAt: Millis, mode: 'replace' | 'preserve_run_at'): Promise<number> {
-  const key = jobKey(type, payload.document_id, payload.delivery_id);
+  const key = jobKey(type, payload.document_id, payload.delivery_id, payload.email_id);
   const r = await sql<{ id: string | number }>`select id from graphile_worker.add_job(${QUEUE_TASKS[type]}, ${JSON.stringify(payload)}::json, run_at => to_timestamp(${runAt}::double precision / 1000), job_key => ${key}, job_key_mode => ${mode})`.execute(db);
   return Number(r.rows[0]!.id);
 }
@@ -127,6 +130,7 @@ export interface NewJob {
   type: JobType;
   document_id?: number | null;
   delivery_id?: number | null;
+  email_id?: number | null;
   run_at: Millis;
 }
 
@@ -189,7 +193,7 @@ export async function renewLeases(ctx: QueueContext, owner: string, ids: readonl
 /** Adds a job (in the caller's transaction when `db` is one). */
 export async function enqueueJob(db: Executor, job: NewJob, now: Millis): Promise<number> {
   if (isPostgres(db)) {
-    const payload: QueuePayload = { document_id: job.document_id ?? null, delivery_id: job.delivery_id ?? null, prior: 0, since: now, last_error: null };
+    const payload: QueuePayload = { document_id: job.document_id ?? null, delivery_id: job.delivery_id ?? null, ...(job.email_id != null ? { email_id: job.email_id } : {}), prior: 0, since: now, last_error: null };
     return pgAddJob(db, job.type, payload, job.run_at, 'replace');
   }
   const row = await db
@@ -198,6 +202,7 @@ export async function enqueueJob(db: Executor, job: NewJob, now: Millis): Promis
       type: job.type,
       document_id: job.document_id ?? null,
       delivery_id: job.delivery_id ?? null,
+      email_id: job.email_id ?? null,
       run_at: job.run_at,
       attempts: 0,
       lease_owner: null,
@@ -227,13 +232,13 @@ export async function completeJob(db: Executor, job: Pick<Job, 'id'>, owner: str
 /** Releases the job to run again at `runAt` with `lastError`. Throws LeaseLostError when `owner` no longer holds it. */
 export async function rescheduleJob(
   db: Executor,
-  job: Pick<Job, 'id' | 'type' | 'document_id' | 'delivery_id' | 'attempts' | 'created_at'>,
+  job: Pick<Job, 'id' | 'type' | 'document_id' | 'delivery_id' | 'attempts' | 'created_at'> & { email_id?: number | null },
   owner: string,
   runAt: Millis,
   lastError: string | null,
 ): Promise<void> {
   if (isPostgres(db)) {
-    const payload: QueuePayload = { document_id: job.document_id, delivery_id: job.delivery_id, prior: job.attempts, since: job.created_at, last_error: lastError };
+    const payload: QueuePayload = { document_id: job.document_id, delivery_id: job.delivery_id, ...(job.email_id != null ? { email_id: job.email_id } : {}), prior: job.attempts, since: job.created_at, last_error: lastError };
     const run = async (trx: Executor) => {
       await pgTakeJob(trx, job, owner);
       // preserve_run_at: when someone asked for an earlier run meanwhile (callback, replay), that run_at stays.

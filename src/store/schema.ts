@@ -74,12 +74,14 @@ export interface DocumentsTable {
   emisor_numero: string | null;
   receptor_tipo: string | null;
   receptor_numero: string | null;
+  /** The mail's recipients stored at submission (JSON array; null before migration 0006). */
+  correos: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Millis;
   updated_at: Millis;
   decided_at: Millis | null;
 }
 
-export type JobType = 'send' | 'poll' | 'webhook';
+export type JobType = 'send' | 'poll' | 'webhook' | 'email';
 
 /** The outbox and work queue: a job is leased by one worker at a time. */
 export interface JobsTable {
@@ -87,6 +89,8 @@ export interface JobsTable {
   type: JobType;
   document_id: number | null;
   delivery_id: number | null;
+  /** The mail of an `email` job (email_deliveries.id). */
+  email_id: ColumnType<number | null, number | null | undefined, number | null>;
   run_at: Millis;
   attempts: ColumnType<number, number | undefined, number>;
   lease_owner: string | null;
@@ -114,6 +118,41 @@ export interface WebhookDeliveriesTable {
   delivered_at: Millis | null;
 }
 
+export type EmailState = 'pendiente' | 'enviado' | 'fallido';
+
+/** One mail of a document to its receptor (migration 0006). */
+export interface EmailDeliveriesTable {
+  id: Generated<number>;
+  account_id: number;
+  document_id: number;
+  /** RFC 5322 Message-ID, `<…>`: the same for every retry of this mail. */
+  message_id: string;
+  /** JSON array of addresses. */
+  recipients: string;
+  /** Why it was sent: `aceptado` (the automatic mail) or `reenvio` (asked again). */
+  reason: 'aceptado' | 'reenvio';
+  state: EmailState;
+  attempts: ColumnType<number, number | undefined, number>;
+  /** The last SMTP reply or connection error (or the outbox file). */
+  last_reply: string | null;
+  created_at: Millis;
+  sent_at: Millis | null;
+}
+
+/** An account's SMTP server and sender (migration 0006); the password sealed. */
+export interface AccountMailTable {
+  account_id: number;
+  smtp_host: string;
+  smtp_port: number;
+  smtp_security: 'tls' | 'starttls' | 'none';
+  smtp_user: string | null;
+  smtp_password_enc: string | null;
+  from_name: string | null;
+  from_address: string | null;
+  reply_to: string | null;
+  updated_at: Millis;
+}
+
 /** Hosted mode: heartbeats of the running workers (see migrations/0002-queue-workers.ts). */
 export interface QueueWorkersTable {
   id: string;
@@ -133,6 +172,8 @@ export interface Database {
   jobs: JobsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   queue_workers: QueueWorkersTable;
+  email_deliveries: EmailDeliveriesTable;
+  account_mail: AccountMailTable;
 }
 
 export type Account = Selectable<AccountsTable>;
@@ -143,3 +184,5 @@ export type NewDocument = Insertable<DocumentsTable>;
 export type DocumentUpdate = Updateable<DocumentsTable>;
 export type Job = Selectable<JobsTable>;
 export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
+export type EmailDelivery = Selectable<EmailDeliveriesTable>;
+export type AccountMail = Selectable<AccountMailTable>;

@@ -245,6 +245,8 @@ export const DocumentBody = strictObject({
   proveedorSistemas: text(1, 20).optional(),
   codigoActividadReceptor: str().trim().length(6, 'must be a 6-character activity code').optional(),
   informacionReferencia: z.array(ReferenciaInput).max(10, 'must have at most 10 entries').optional(),
+  /** More addresses the accepted comprobante is mailed to, besides receptor.correoElectronico (not in the XML). */
+  correosAdicionales: z.array(Email).max(10, 'must have at most 10 addresses').optional(),
 });
 export type DocumentBody = z.infer<typeof DocumentBody>;
 export type LineaInput = z.infer<typeof LineaInput>;

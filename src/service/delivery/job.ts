@@ -14,6 +14,8 @@ export interface WorkerStats {
   decided: number;
   webhooksDelivered: number;
   webhookAttempts: number;
+  /** Receptor mails delivered (250 or written to the outbox). */
+  mailsSent: number;
   retries: number;
   errors: number;
 }

@@ -1,13 +1,15 @@
 /**
  * The `poll` job: GET the status; recibido/procesando/unknown → again after 300 ms doubling to 30 s (after 24 h,
  * hourly); aceptado/rechazado/error → in ONE transaction: the MensajeHacienda, mensaje, detalle, state and
- * decided_at on the document, the job done, and the webhook delivery + its job (when the account has a webhook URL).
+ * decided_at on the document, the job done, the webhook delivery + its job (when the account has a webhook URL), and
+ * on aceptado the receptor's mail + its job (email.ts; when the document has recipients).
  */
 import { FINAL_STATES } from '../../core/lifecycle.js';
 import type { ReceptionStatus } from '../../hacienda/index.js';
 import type { DocumentState, Job } from '../../store/schema.js';
 import { completeJob, rescheduleJob } from '../../store/jobs.js';
 import { errText, issuerOf, loadDocument, notBeforeRetryAfter, type JobEnv } from './job.js';
+import { queueAcceptedMail } from './email.js';
 import { createDelivery } from './webhooks.js';
 
 /** When to ask again: firstPollDelayMs doubling per query up to pollMaxIntervalMs (±10 %); slowly after pollWindowMs. */
@@ -64,6 +66,7 @@ export async function runPoll(env: JobEnv, job: Job, owner: string): Promise<voi
   const mensaje = st.mensaje?.mensaje ?? (st.estado === 'aceptado' ? 1 : st.estado === 'rechazado' ? 3 : null);
   const detalle = st.mensaje?.detalleMensaje ?? (st.estado === 'error' ? `Hacienda indicó ind-estado ${st.indEstado ?? 'error'}` : null);
   let deliveryId: number | null = null;
+  let mailId: number | null = null;
   await db.transaction().execute(async (trx) => {
     await completeJob(trx, job, owner, now);
     const res = await trx
@@ -74,9 +77,10 @@ export async function runPoll(env: JobEnv, job: Job, owner: string): Promise<voi
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 1 && responseXml) {
       deliveryId = await createDelivery(trx, now, { accountId: doc.account_id, documentId: doc.id, clave: doc.clave, mensajeHaciendaXml: responseXml });
+      if (st.estado === 'aceptado') mailId = await queueAcceptedMail(ctx, trx, now, doc);
     }
   });
   env.stats.decided++;
-  env.log.info({ clave: doc.clave, estado: st.estado, mensaje, deliveryId }, 'Hacienda decided');
-  if (deliveryId !== null) env.wake();
+  env.log.info({ clave: doc.clave, estado: st.estado, mensaje, deliveryId, mailId }, 'Hacienda decided');
+  if (deliveryId !== null || mailId !== null) env.wake();
 }

@@ -54,6 +54,25 @@ export interface CreateDeliveryInput {
  * (due now) and returns the delivery id; otherwise returns null (nothing to deliver).
  */
 export async function createDelivery(trx: Executor, now: number, input: CreateDeliveryInput): Promise<number | null> {
+  return queueWebhookEvent(trx, now, {
+    accountId: input.accountId,
+    documentId: input.documentId,
+    messageId: messageIdFor(input.clave),
+    payload: webhookPayload(input.clave, input.mensajeHaciendaXml),
+  });
+}
+
+/**
+ * Any event of a document (the spec's verdict above, or fecr's own events such as `documento.correo_fallido`,
+ * README "Webhook events"): inside the caller's transaction, when the account has a webhook URL, inserts the
+ * delivery (its `webhook-id` is `messageId`, unique) and its `webhook` job (due now); else null. The payload must
+ * carry the document's clave as `folioId`.
+ */
+export async function queueWebhookEvent(
+  trx: Executor,
+  now: number,
+  input: { accountId: number; documentId: number; messageId: string; payload: { folioId: string } },
+): Promise<number | null> {
   const account = await trx.selectFrom('accounts').select(['webhook_url']).where('id', '=', input.accountId).executeTakeFirst();
   if (!account?.webhook_url) return null;
   const row = await trx
@@ -61,9 +80,9 @@ export async function createDelivery(trx: Executor, now: number, input: CreateDe
     .values({
       account_id: input.accountId,
       document_id: input.documentId,
-      message_id: messageIdFor(input.clave),
+      message_id: input.messageId,
       url: account.webhook_url,
-      payload: JSON.stringify(webhookPayload(input.clave, input.mensajeHaciendaXml)),
+      payload: JSON.stringify(input.payload),
       state: 'pendiente',
       attempts: 0,
       last_status: null,

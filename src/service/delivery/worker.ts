@@ -3,7 +3,8 @@
  *  - queue.ts: the two queue back ends (SQLite leases; PostgreSQL graphile-worker) and their heartbeats;
  *  - send.ts: the `send` job (POST to Hacienda, GET before any re-POST);
  *  - poll.ts: the `poll` job (status query, the verdict stored, the webhook queued);
- *  - webhooks.ts: the `webhook` job (one delivery attempt).
+ *  - webhooks.ts: the `webhook` job (one delivery attempt);
+ *  - email-job.ts: the `email` job (one attempt to mail an accepted comprobante to its receptor).
  * and holds what they share: the Hacienda sessions of the issuers, the statistics, the kill switch. Hacienda's
  * callback (acceptCallback) only makes a document's jobs due now.
  *
@@ -33,6 +34,7 @@ import { runPoll } from './poll.js';
 import { openQueue, type JobQueue } from './queue.js';
 import { runSend } from './send.js';
 import { runWebhook, WebhookSender } from './webhooks.js';
+import { EmailSender } from './email-job.js';
 
 export type { WorkerStats } from './job.js';
 export { submitMeta } from './send.js';
@@ -82,6 +84,12 @@ export interface WorkerOptions {
   haciendaHttp?: HttpClientOptions;
   /** Which Hacienda endpoints an issuer talks to (default ctx.hacienda.endpoints for every issuer). */
   endpointsFor?: (issuer: StoredIssuerRecord) => HaciendaEndpoints;
+  /** Receptor mails: temporary failures retried for emailRetryWindowMs (default 24 h), backoff from 30 s doubling to 1 h. */
+  emailRetryWindowMs?: number;
+  emailBackoffBaseMs?: number;
+  emailBackoffMaxMs?: number;
+  /** SMTP connections kept per server (default 4). */
+  emailConnections?: number;
   /** Random source for jitter (default Math.random). */
   random?: () => number;
 }
@@ -128,7 +136,7 @@ interface ClientEntry {
 }
 
 class DeliveryWorker implements Worker, JobEnv {
-  readonly stats: WorkerStats = { sent: 0, confirmedByStatus: 0, polls: 0, decided: 0, webhooksDelivered: 0, webhookAttempts: 0, retries: 0, errors: 0 };
+  readonly stats: WorkerStats = { sent: 0, confirmedByStatus: 0, polls: 0, decided: 0, webhooksDelivered: 0, webhookAttempts: 0, mailsSent: 0, retries: 0, errors: 0 };
   readonly log: Logger;
   readonly o: JobTiming;
   readonly random: () => number;
@@ -139,6 +147,7 @@ class DeliveryWorker implements Worker, JobEnv {
   private readonly tokens = new Map<string, TokenManager>();
   private readonly clients = new Map<number, ClientEntry>();
   private readonly webhooks: WebhookSender;
+  private readonly mails: EmailSender;
   private readonly haciendaRetry: Partial<RetryPolicy>;
   private readonly indexDelayToleranceMs: number;
   private readonly endpointsFor: (issuer: StoredIssuerRecord) => HaciendaEndpoints;
@@ -171,6 +180,13 @@ class DeliveryWorker implements Worker, JobEnv {
       ...(opts.webhookConnectTimeoutMs !== undefined ? { connectTimeoutMs: opts.webhookConnectTimeoutMs } : {}),
       ...(opts.webhookHeadersTimeoutMs !== undefined ? { headersTimeoutMs: opts.webhookHeadersTimeoutMs } : {}),
       ...(opts.webhookBodyTimeoutMs !== undefined ? { bodyTimeoutMs: opts.webhookBodyTimeoutMs } : {}),
+      random: this.random,
+    });
+    this.mails = new EmailSender(ctx, {
+      ...(opts.emailRetryWindowMs !== undefined ? { retryWindowMs: opts.emailRetryWindowMs } : {}),
+      ...(opts.emailBackoffBaseMs !== undefined ? { backoffBaseMs: opts.emailBackoffBaseMs } : {}),
+      ...(opts.emailBackoffMaxMs !== undefined ? { backoffMaxMs: opts.emailBackoffMaxMs } : {}),
+      ...(opts.emailConnections !== undefined ? { maxConnections: opts.emailConnections } : {}),
       random: this.random,
     });
     const queueOptions = {
@@ -222,7 +238,7 @@ class DeliveryWorker implements Worker, JobEnv {
     this.tokens.clear();
     this.clients.clear();
     if (logout) await Promise.allSettled(managers.map((m) => m.close()));
-    await Promise.allSettled([this.http.close(), this.webhooks.close()]);
+    await Promise.allSettled([this.http.close(), this.webhooks.close(), this.mails.close()]);
   }
 
   checkAlive(): void {
@@ -235,7 +251,10 @@ class DeliveryWorker implements Worker, JobEnv {
       if (job.type === 'send') await runSend(this, job, owner);
       else if (job.type === 'poll') await runPoll(this, job, owner);
       else if (job.type === 'webhook') await runWebhook(this.webhooks, this.stats, job, owner, () => this.queue.aborted);
-      else {
+      else if (job.type === 'email') {
+        const out = await this.mails.run(job, owner, () => this.queue.aborted);
+        if (out.result === 'sent') this.stats.mailsSent++;
+      }      else {
         this.checkAlive();
         await completeJob(this.ctx.store.db, job, owner, this.ctx.now(), `unknown job type ${String(job.type)}`);
       }

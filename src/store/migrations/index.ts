@@ -4,12 +4,14 @@ import { initial } from './0001-initial.js';
 import { queueWorkers } from './0002-queue-workers.js';
 import { pgXmlCompression } from './0003-pg-xml-compression.js';
 import { documentParties } from './0004-document-parties.js';
+import { emailDelivery } from './0006-email-delivery.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-queue-workers': queueWorkers,
   '0003-pg-xml-compression': pgXmlCompression,
   '0004-document-parties': documentParties,
+  '0006-email-delivery': emailDelivery,
 };
 
 export const migrationProvider: MigrationProvider = {

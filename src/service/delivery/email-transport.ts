@@ -1,0 +1,143 @@
+/**
+ * The wire of the receptor mails: nodemailer and nothing home-made. An SMTP server gets a pooled nodemailer
+ * transport per server (a few connections kept open, STARTTLS or TLS, AUTH); the outbox gets nodemailer's stream
+ * transport, whose message (the same MIME an SMTP server would receive) is written as `<clave>-<n>.eml`
+ * (a temporary name, then renamed: a reader never sees half a file).
+ *
+ * An attempt's outcome: sent (the server's 250 reply), temporary (a 4xx reply, a connection refused, reset or timed
+ * out: retried with backoff) or permanent (a 5xx reply: recorded, never retried).
+ */
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Transporter } from 'nodemailer';
+import type { MailRoute, SmtpServer } from '../mail-settings.js';
+
+export interface OutgoingMail {
+  from: { name: string; address: string };
+  replyTo?: string;
+  to: string[];
+  subject: string;
+  text: string;
+  html: string;
+  /** RFC 5322 Message-ID with its angle brackets. */
+  messageId: string;
+  date: Date;
+  attachments: { filename: string; content: Buffer; contentType: string }[];
+  /** Base name of the outbox file (without `.eml`). */
+  outboxName: string;
+}
+
+export type SendOutcome =
+  | { result: 'sent'; reply: string; rejected: string[] }
+  | { result: 'temporary'; reply: string }
+  | { result: 'permanent'; reply: string };
+
+export interface TransportTimeouts {
+  /** TCP connect (default 10 s), greeting (default 10 s), idle socket (default 60 s). */
+  connectionTimeoutMs?: number;
+  greetingTimeoutMs?: number;
+  socketTimeoutMs?: number;
+  /** Connections kept per SMTP server (default 4). */
+  maxConnections?: number;
+}
+
+/** Error codes of nodemailer (and the socket) that mean "try again later". */
+const TEMPORARY_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ETLS', 'EPROTOCOL']);
+
+/** A failed attempt, classified: a reply code decides (4xx temporary, 5xx permanent); without one, network trouble is temporary. */
+export function classifyFailure(e: unknown): Exclude<SendOutcome, { result: 'sent' }> {
+  const err = (e ?? {}) as { responseCode?: unknown; response?: unknown; code?: unknown; message?: unknown; errno?: unknown };
+  const code = typeof err.responseCode === 'number' ? err.responseCode : undefined;
+  const response = typeof err.response === 'string' ? err.response.trim() : undefined;
+  const message = typeof err.message === 'string' ? err.message : String(e);
+  if (code !== undefined) {
+    const reply = response ?? `${code} ${message}`;
+    return code >= 500 ? { result: 'permanent', reply } : { result: 'temporary', reply };
+  }
+  const c = typeof err.code === 'string' ? err.code : undefined;
+  const text = c ? `${c}: ${message}` : message;
+  if (c === 'EENVELOPE' || c === 'EMESSAGE' || c === 'EAUTH') return { result: 'permanent', reply: text };
+  if (c === undefined || TEMPORARY_CODES.has(c) || /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH/.test(message)) return { result: 'temporary', reply: text };
+  return { result: 'temporary', reply: text };
+}
+
+type Nodemailer = Pick<typeof import('nodemailer'), 'createTransport'>;
+
+/** The transports of one worker: one pooled SMTP transport per server, the stream transport for the outbox. */
+export class MailTransports {
+  private nodemailer: Promise<Nodemailer> | undefined;
+  private readonly smtp = new Map<string, Promise<Transporter>>();
+  private stream: Promise<Transporter> | undefined;
+
+  constructor(private readonly o: TransportTimeouts = {}) {}
+
+  private lib(): Promise<Nodemailer> {
+    return (this.nodemailer ??= import('nodemailer'));
+  }
+
+  private smtpTransport(s: SmtpServer): Promise<Transporter> {
+    const key = JSON.stringify([s.host, s.port, s.security, s.user ?? '', s.password ?? '', s.ca ?? '']);
+    let t = this.smtp.get(key);
+    if (!t) {
+      t = this.lib().then((nm) =>
+        nm.createTransport({
+          pool: true,
+          maxConnections: this.o.maxConnections ?? 4,
+          maxMessages: 500,
+          host: s.host,
+          port: s.port,
+          secure: s.security === 'tls',
+          requireTLS: s.security === 'starttls',
+          ...(s.user ? { auth: { user: s.user, pass: s.password ?? '' } } : {}),
+          ...(s.ca ? { tls: { ca: s.ca } } : {}),
+          connectionTimeout: this.o.connectionTimeoutMs ?? 10_000,
+          greetingTimeout: this.o.greetingTimeoutMs ?? 10_000,
+          socketTimeout: this.o.socketTimeoutMs ?? 60_000,
+          name: 'fecr',
+        }),
+      );
+      this.smtp.set(key, t);
+    }
+    return t;
+  }
+
+  /** One attempt to deliver `mail` by `route`; never throws for the server's or the network's faults. */
+  async send(route: MailRoute, mail: OutgoingMail): Promise<SendOutcome> {
+    const message = {
+      from: { name: mail.from.name, address: mail.from.address },
+      to: mail.to,
+      ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+      messageId: mail.messageId,
+      date: mail.date,
+      attachments: mail.attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType })),
+    };
+    if (route.kind === 'outbox') {
+      const t = await (this.stream ??= this.lib().then((nm) => nm.createTransport({ streamTransport: true, buffer: true, newline: 'windows' })));
+      const info = (await t.sendMail(message)) as { message: Buffer };
+      await mkdir(route.dir, { recursive: true });
+      const file = path.join(route.dir, `${mail.outboxName}.eml`);
+      const tmp = `${file}.${process.pid}.tmp`;
+      await writeFile(tmp, info.message);
+      await rename(tmp, file);
+      return { result: 'sent', reply: `outbox: ${file}`, rejected: [] };
+    }
+    try {
+      const t = await this.smtpTransport(route.server);
+      const info = (await t.sendMail(message)) as { response?: string; rejected?: unknown[] };
+      const rejected = (info.rejected ?? []).map(String);
+      return { result: 'sent', reply: (info.response ?? '250').trim(), rejected };
+    } catch (e) {
+      return classifyFailure(e);
+    }
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.smtp.values(), ...(this.stream ? [this.stream] : [])];
+    this.smtp.clear();
+    this.stream = undefined;
+    await Promise.allSettled(all.map(async (p) => (await p).close()));
+  }
+}

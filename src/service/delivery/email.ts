@@ -1,0 +1,176 @@
+/**
+ * The receptor's mail of an accepted comprobante (issue 17): which mails exist and why.
+ *
+ *  - Exactly one automatic mail per document: `queueAcceptedMail` runs inside the poll job's transaction that stores
+ *    the verdict aceptado (poll.ts), and only when that transaction moved the document to aceptado; it inserts the
+ *    mail (`email_deliveries`, reason `aceptado`) and its `email` job together. A document without recipients (a TE
+ *    without receptor, a receptor without correoElectronico and no correosAdicionales) gets none. Nothing is sent
+ *    before aceptado.
+ *  - A resend (`requestMail`, `fecr documents email CLAVE [--to ADDR]`) is a new mail (reason `reenvio`) with a new
+ *    Message-ID, to the stored recipients or to the addresses given.
+ *  - Sending is the `email` job (email-job.ts). What each document's latest mail looks like: `mailStatusOf`.
+ *
+ * Recipients: `documents.correos`, stored at submission (receptor.correoElectronico, then correosAdicionales of the
+ * body, then the `--cc` addresses of `fecr send`); rows stored before it existed read the receptor's address from
+ * the signed XML.
+ */
+import { randomBytes } from 'node:crypto';
+import type { DocumentRow, EmailDelivery, EmailState } from '../../store/schema.js';
+import { enqueueJob, type Executor } from '../../store/jobs.js';
+import type { ServiceContext } from '../context.js';
+import { getDocument } from '../documents.js';
+import { parseAddress, MailSettingsError } from '../mail-settings.js';
+import { ServiceError } from '../service-error.js';
+import { isClave } from '../../core/clave.js';
+
+/** A mail as `fecr status`, `fecr documents list` and the API show it. */
+export interface MailStatus {
+  estado: EmailState;
+  destinatarios: string[];
+  /** aceptado: the automatic mail; reenvio: asked again. */
+  motivo: 'aceptado' | 'reenvio';
+  intentos: number;
+  /** The last SMTP reply (or connection error, or the outbox file). */
+  ultimaRespuesta: string | null;
+  messageId: string;
+  /** ISO 8601 instants. */
+  creadoAt: string;
+  enviadoAt: string | null;
+}
+
+export function toMailStatus(row: EmailDelivery): MailStatus {
+  return {
+    estado: row.state,
+    destinatarios: JSON.parse(row.recipients) as string[],
+    motivo: row.reason,
+    intentos: Number(row.attempts),
+    ultimaRespuesta: row.last_reply,
+    messageId: row.message_id,
+    creadoAt: new Date(Number(row.created_at)).toISOString(),
+    enviadoAt: row.sent_at === null ? null : new Date(Number(row.sent_at)).toISOString(),
+  };
+}
+
+/** A fresh RFC 5322 Message-ID for a mail of this document (stable across that mail's retries). */
+export function newMessageId(clave: string): string {
+  return `<${clave}.${randomBytes(6).toString('hex')}@fecr.email>`;
+}
+
+/** The receptor's address in a signed XML we wrote (`<Receptor>…<CorreoElectronico>`), for rows without `correos`. */
+export function receptorAddressInXml(xml: string): string | undefined {
+  const receptor = /<Receptor>([\s\S]*?)<\/Receptor>/.exec(xml)?.[1];
+  const addr = receptor ? /<CorreoElectronico>([^<]+)<\/CorreoElectronico>/.exec(receptor)?.[1] : undefined;
+  return addr?.replace(/&amp;/g, '&').trim() || undefined;
+}
+
+/** The stored recipients of a document. */
+export function recipientsOf(doc: Pick<DocumentRow, 'correos' | 'xml'>): string[] {
+  if (doc.correos !== null && doc.correos !== undefined) return JSON.parse(doc.correos) as string[];
+  const a = receptorAddressInXml(doc.xml);
+  return a ? [a] : [];
+}
+
+async function insertMail(
+  trx: Executor,
+  now: number,
+  doc: Pick<DocumentRow, 'id' | 'account_id' | 'clave'>,
+  recipients: string[],
+  reason: 'aceptado' | 'reenvio',
+): Promise<number> {
+  const row = await trx
+    .insertInto('email_deliveries')
+    .values({
+      account_id: doc.account_id,
+      document_id: doc.id,
+      message_id: newMessageId(doc.clave),
+      recipients: JSON.stringify(recipients),
+      reason,
+      state: 'pendiente',
+      attempts: 0,
+      last_reply: null,
+      created_at: now,
+      sent_at: null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await enqueueJob(trx, { type: 'email', document_id: doc.id, email_id: row.id, run_at: now }, now);
+  return row.id;
+}
+
+/**
+ * Inside the transaction that stored the verdict aceptado: the document's automatic mail and its job, when the
+ * service sends mail (ctx.mail) and the document has recipients. Returns the mail's id, or null.
+ */
+export async function queueAcceptedMail(
+  ctx: Pick<ServiceContext, 'mail'>,
+  trx: Executor,
+  now: number,
+  doc: Pick<DocumentRow, 'id' | 'account_id' | 'clave' | 'correos' | 'xml'>,
+): Promise<number | null> {
+  if (!ctx.mail) return null;
+  const recipients = recipientsOf(doc);
+  if (recipients.length === 0) return null;
+  return insertMail(trx, now, doc, recipients, 'aceptado');
+}
+
+/**
+ * Mails an accepted document again: to `to` when given (each checked: findings at `to[i]`), else to its stored
+ * recipients. Throws ServiceError: 404 unknown clave, 400 not aceptado yet, no recipient, a bad address, no mail
+ * in this service.
+ */
+export async function requestMail(ctx: ServiceContext, accountId: number, clave: string, opts: { to?: string[] } = {}): Promise<{ id: number; mail: MailStatus }> {
+  const doc = isClave(clave) ? await getDocument(ctx, accountId, clave) : null;
+  if (!doc) throw ServiceError.notFound('Documento no encontrado para la clave proporcionada');
+  if (!ctx.mail) throw ServiceError.badRequest('Este servicio no envía correos');
+  if (doc.state !== 'aceptado' || !doc.response_xml) {
+    throw ServiceError.badRequest(`El documento ${clave} no ha sido aceptado por Hacienda (estado ${doc.state}); solo un comprobante aceptado se envía por correo`, [
+      { path: 'claveHacienda', message: `estado ${doc.state}, no aceptado` },
+    ]);
+  }
+  let recipients: string[];
+  if (opts.to && opts.to.length > 0) {
+    const findings: { path: string; message: string }[] = [];
+    recipients = [];
+    opts.to.forEach((a, i) => {
+      try {
+        const t = parseAddress(a, `to[${i}]`);
+        if (!recipients.some((r) => r.toLowerCase() === t.toLowerCase())) recipients.push(t);
+      } catch (e) {
+        if (!(e instanceof MailSettingsError)) throw e;
+        findings.push({ path: `correos[${i}]`, message: 'must be an e-mail address' });
+      }
+    });
+    if (findings.length > 0) throw ServiceError.validation(findings);
+  } else {
+    recipients = recipientsOf(doc);
+    if (recipients.length === 0) {
+      throw ServiceError.badRequest('El documento no tiene dirección de correo del receptor; indique a quién enviarlo', [
+        { path: 'correos', message: 'is required: the document has no receptor address' },
+      ]);
+    }
+  }
+  const now = ctx.now();
+  const id = await ctx.store.db.transaction().execute((trx) => insertMail(trx, now, doc, recipients, 'reenvio'));
+  ctx.logger.info({ clave, emailId: id, recipients: recipients.length }, 'mail to the receptor queued again');
+  const row = await ctx.store.db.selectFrom('email_deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  return { id, mail: toMailStatus(row) };
+}
+
+/** The latest mail of each of these documents (documents without one are left out). */
+export async function mailStatusOf(ctx: Pick<ServiceContext, 'store'>, documentIds: readonly number[]): Promise<Map<number, MailStatus>> {
+  const out = new Map<number, MailStatus>();
+  if (documentIds.length === 0) return out;
+  const db = ctx.store.db;
+  for (let i = 0; i < documentIds.length; i += 500) {
+    const ids = documentIds.slice(i, i + 500);
+    const latest = db.selectFrom('email_deliveries').select((eb) => eb.fn.max('id').as('id')).where('document_id', 'in', ids).groupBy('document_id');
+    const rows = await db.selectFrom('email_deliveries').selectAll().where('id', 'in', latest).execute();
+    for (const r of rows) out.set(Number(r.document_id), toMailStatus(r));
+  }
+  return out;
+}
+
+/** A mail by its id (tests, the CLI's wait for a resend). */
+export async function mailById(ctx: Pick<ServiceContext, 'store'>, id: number): Promise<EmailDelivery | undefined> {
+  return ctx.store.db.selectFrom('email_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+}
