@@ -77,12 +77,17 @@ function validateFixValidate(body: Body): { first: Finding[]; second: Finding[] 
   return { first, second };
 }
 
-/** The paths of the figures a client sends (line figures, and the resumen totals present in the body). */
+/**
+ * The paths of the figures a client sends (line figures, and the resumen totals present in the body). A recibo de
+ * pago's line subTotal and montoTotal are its inputs (the amount paid and the base of its IVA), not figures.
+ */
 function sentFigurePaths(body: Body): string[] {
   const out: string[] = [];
+  const rep = String(body.tipoDoc) === '10';
   body.detalleServicio.forEach((l: Body, i: number) => {
     const p = `detalleServicio[${i}]`;
-    out.push(`${p}.subTotal`, `${p}.montoTotal`, `${p}.impuestoNeto`, `${p}.montoTotalLinea`);
+    if (!rep) out.push(`${p}.subTotal`, `${p}.montoTotal`);
+    out.push(`${p}.impuestoNeto`, `${p}.montoTotalLinea`);
     l.impuesto.forEach((_: unknown, j: number) => out.push(`${p}.impuesto[${j}].monto`));
   });
   for (const f of RESUMEN_TOTAL_FIELDS) if (body.resumenFactura[f] !== undefined) out.push(`resumenFactura.${f}`);

@@ -34,21 +34,23 @@ beforeAll(() => {
 });
 
 describe('signed fixtures', () => {
-  it('covers the five kinds of the spec', () => {
-    expect(names.length).toBeGreaterThanOrEqual(12);
-    const kinds = new Set([...signed.values()].map((s) => s.kind));
-    expect([...kinds].sort()).toEqual(['FE', 'NC', 'TE']);
+  it('covers every kind of v4.4, at least three fixtures for each new one (ND, FEC, FEE, REP)', () => {
+    expect(names.length).toBeGreaterThanOrEqual(24);
+    const kinds = [...signed.values()].map((s) => s.kind);
+    expect([...new Set(kinds)].sort()).toEqual(['FE', 'FEC', 'FEE', 'NC', 'ND', 'REP', 'TE']);
+    for (const k of ['ND', 'FEC', 'FEE', 'REP']) expect(kinds.filter((x) => x === k).length, k).toBeGreaterThanOrEqual(3);
   });
 
   it('every fixture validates against the official v4.4 XSD (xmllint --schema)', () => {
     const dir = tempDir();
-    for (const kind of ['FE', 'NC', 'TE'] as const) {
+    for (const kind of ['FE', 'ND', 'NC', 'TE', 'FEC', 'FEE', 'REP'] as const) {
       const files = [...signed].filter(([, s]) => s.kind === kind).map(([name, s]) => {
         const f = join(dir, name.replace('.json', '.xml'));
         writeFileSync(f, s.xml);
         return f;
       });
       const xsd = new URL(`../schemas/xsd/${KINDS[kind].xsdFile}`, import.meta.url).pathname;
+      expect(files.length, kind).toBeGreaterThan(0);
       const r = spawnSync('xmllint', ['--noout', '--schema', xsd, ...files], { encoding: 'utf8' });
       expect(r.stderr.trim().split('\n').filter((l) => !l.endsWith(' validates')), r.stderr).toEqual([]);
       expect(r.status).toBe(0);
@@ -102,7 +104,7 @@ describe('signed fixtures', () => {
   it('the clave written in the XML is the one returned, and the Signature is the last child of the root', () => {
     for (const s of signed.values()) {
       expect(s.xml).toContain(`<Clave>${s.clave}</Clave>`);
-      expect(s.xml.trimEnd()).toMatch(/<\/ds:Signature><\/(FacturaElectronica|NotaCreditoElectronica|TiqueteElectronico)>$/);
+      expect(s.xml.trimEnd()).toMatch(new RegExp(`</ds:Signature></${KINDS[s.kind].rootName}>$`));
     }
   });
 

@@ -9,24 +9,21 @@
  * (a discount above the amount) holds back the figures computed from it, and its finding says they wait for it.
  * So whoever applies exactly what the findings say gets a clean validation on the next run.
  */
-import { buildClave, buildConsecutivo, isClave } from './clave.js';
+import { buildClave, buildConsecutivo } from './clave.js';
 import {
-  CODIGOS_REFERENCIA,
-  CODIGOS_REFERENCIA_SOLO_REP,
   CONDICIONES_SIN_MEDIO_PAGO,
-  CONDICIONES_VENTA,
   MEDIOS_PAGO,
   MONEDAS,
-  TIPOS_DOC_REFERENCIA,
   TIPOS_IDENTIFICACION,
   TIPOS_OTROS_CARGOS,
 } from './codes.js';
 import { parseIsoDateTime, formatCr } from './dates.js';
 import { checkFigures, FigureInputs, type Add } from './input/figures.js';
 import { parseReportingUnknownKeys } from './input/findings.js';
-import { checkLine } from './input/line-rules.js';
-import { DocumentBody, IssuerRecord } from './input/schema.js';
-import { crDateTimeOr, emisorOf, lineOf, parseTelefono, receptorOf } from './input/to-model.js';
+import { checkKindFields, checkParties, checkReferences, TIPO_DOC_RULE } from './input/kind-rules.js';
+import { checkLine, checkTax } from './input/line-rules.js';
+import { DocumentBody, IssuerRecord, RepDocumentBody } from './input/schema.js';
+import { crDateTimeOr, emisorOf, issuerAsReceptor, lineOf, parseTelefono, proveedorOf, receptorOf, repLineOf } from './input/to-model.js';
 import type { Comprobante, Finding } from './model.js';
 import { TIPO_COMPROBANTE } from './model.js';
 import { dec, Decimal } from './money.js';
@@ -65,8 +62,15 @@ export function parseIssuer(input: unknown): { ok: true; issuer: IssuerRecord } 
  * Parses and checks a document body for an issuer. `issuer` must already be valid (parseIssuer).
  * Every problem is a finding addressed by its path in the body.
  */
+/** Whether a body asks for a recibo de pago (tipoDoc "10"), whose lines have a shape of their own. */
+function isRepBody(body: unknown): boolean {
+  if (body === null || typeof body !== 'object') return false;
+  const t = (body as { tipoDoc?: unknown }).tipoDoc;
+  return (typeof t === 'string' || typeof t === 'number') && KIND_OF_TIPO_DOC[String(t).trim()] === 'REP';
+}
+
 export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOptions = {}): ParseResult {
-  const parsed = parseReportingUnknownKeys(DocumentBody, body);
+  const parsed = parseReportingUnknownKeys(isRepBody(body) ? RepDocumentBody : DocumentBody, body);
   if (!parsed.success) return { ok: false, findings: parsed.findings };
   const b = parsed.data;
   const findings: Finding[] = [...parsed.unknownKeys];
@@ -77,34 +81,23 @@ export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOp
   };
   const judged = new FigureInputs();
 
-  // Kind of document, by tipoDoc and the shape of receptor (spec table).
+  // Kind of document, by tipoDoc; who the receptor (or an FEC's proveedor) may be (spec table, ANEXOS Nota 4).
   const kind = KIND_OF_TIPO_DOC[b.tipoDoc];
-  if (!kind) add('tipoDoc', 'must be "1" (factura), "3" (nota de crédito) or "4" (tiquete)');
+  if (!kind) add('tipoDoc', TIPO_DOC_RULE);
   const condicionVenta = b.condicionVenta ?? '01';
-  if (kind === 'FE' || kind === 'NC') {
-    if (b.receptor === '') add('receptor', `must be a receiver object for tipoDoc ${b.tipoDoc} (only a ticket, tipoDoc "4", may have receptor "")`);
-    else if (!['01', '02', '03', '04'].includes(b.receptor.identificacion.tipo) && !(kind === 'FE' && condicionVenta === '12' && b.receptor.identificacion.tipo === '05'))
-      add('receptor.identificacion.tipo', `must be 01, 02, 03 or 04 for tipoDoc ${b.tipoDoc}; a foreign receiver (05) goes on a ticket, tipoDoc "4"`);
-  }
-  if (b.receptor !== '') {
-    const t = TIPOS_IDENTIFICACION[b.receptor.identificacion.tipo];
-    if (!t) add('receptor.identificacion.tipo', 'must be 01, 02, 03, 04, 05 or 06');
-    else if (!t.pattern.test(b.receptor.identificacion.numero))
-      add('receptor.identificacion.numero', `must be ${t.rule} for identificacion tipo ${b.receptor.identificacion.tipo}`);
-    if (b.receptor.telefono !== undefined && !parseTelefono(b.receptor.telefono))
-      add('receptor.telefono', 'must be a phone number of 8 to 20 digits');
-  }
+  checkParties(b, kind, condicionVenta, add);
 
   // Issuer and dates.
   if (b.emisor !== issuer.identificacion) add('emisor', `must be the issuer's identification (${issuer.identificacion})`);
   const fecha = parseIsoDateTime(b.fechaEmision);
   if (!fecha) add('fechaEmision', 'must be a valid ISO 8601 date-time, e.g. "2026-03-15T10:30:00-06:00"');
-  if (!CONDICIONES_VENTA[condicionVenta]) add('condicionVenta', 'is not a known condición de venta (Nota 5)');
   if (condicionVenta === '99' && !b.condicionVentaOtros) add('condicionVentaOtros', 'is required when condicionVenta is "99"');
   if (['02', '10'].includes(condicionVenta) && b.plazoCredito === undefined) add('plazoCredito', 'is required for a sale on credit');
 
-  // Lines.
-  b.detalleServicio.forEach((line, i) => checkLine(line, i, kind, add, judged));
+  // Lines, and what only some kinds have (a recibo de pago's lines are payments: kind-rules.ts checks them).
+  if (kind !== 'REP') (b as DocumentBody).detalleServicio.forEach((line, i) => checkLine(line, i, kind, add, judged));
+  else (b as RepDocumentBody).detalleServicio.forEach((line, i) => line.impuesto.forEach((tax, j) => checkTax(tax, i, j, kind, add, judged)));
+  checkKindFields(b, kind, add);
 
   // Other charges.
   (b.otrosCargos ?? []).forEach((oc, i) => {
@@ -133,26 +126,11 @@ export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOp
     if (medios.length > 1 && m.totalMedioPago === undefined) add(`resumenFactura.mediosPago[${i}].totalMedioPago`, 'is required when there is more than one payment method');
   });
 
-  // References (required for a credit note).
-  const refs = b.informacionReferencia ?? [];
-  if (kind === 'NC' && refs.length === 0) add('informacionReferencia', 'is required for a nota de crédito: the referenced document (tipoDocIR, numero, fechaEmision, codigo, razon)');
-  refs.forEach((r, i) => {
-    const p = `informacionReferencia[${i}]`;
-    if (!TIPOS_DOC_REFERENCIA[r.tipoDocIR]) add(`${p}.tipoDocIR`, 'is not a known tipo de documento de referencia (Nota 10)');
-    if (r.tipoDocIR === '99' && !r.tipoDocRefOtro) add(`${p}.tipoDocRefOtro`, 'is required when tipoDocIR is "99"');
-    if (['01', '02', '03', '04', '09', '11', '12', '15', '19', '20'].includes(r.tipoDocIR) && !isClave(r.numero ?? ''))
-      add(`${p}.numero`, `must be the 50-character clave of the referenced document for tipoDocIR ${r.tipoDocIR}`);
-    if (r.tipoDocIR !== '13' && !r.numero) add(`${p}.numero`, 'is required');
-    if (!parseIsoDateTime(r.fechaEmision)) add(`${p}.fechaEmision`, 'must be a valid ISO 8601 date-time');
-    if (kind === 'NC' && r.codigo === undefined) add(`${p}.codigo`, 'is required for a nota de crédito (Nota 9, e.g. "01" anula)');
-    if (r.codigo !== undefined && !CODIGOS_REFERENCIA[r.codigo]) add(`${p}.codigo`, 'is not a known código de referencia (Nota 9)');
-    else if (r.codigo !== undefined && CODIGOS_REFERENCIA_SOLO_REP.has(r.codigo) && kind !== 'REP')
-      add(`${p}.codigo`, `"${r.codigo}" (${CODIGOS_REFERENCIA[r.codigo]}) is only for a recibo electrónico de pago`);
-    if (r.codigo === '99' && !r.codigoReferenciaOtro) add(`${p}.codigoReferenciaOtro`, 'is required when codigo is "99"');
-    if (kind === 'NC' && !r.razon) add(`${p}.razon`, 'is required for a nota de crédito');
-  });
+  // References (required for NC, ND, FEC and REP).
+  checkReferences(b, kind, add);
 
-  if (!kind || !fecha) return { ok: false, findings };
+  if (!kind || !fecha || (kind === 'FEC' && !b.proveedor)) return { ok: false, findings };
+  const fec = kind === 'FEC';
 
   // Model.
   const sucursal = b.sucursal ?? issuer.sucursal;
@@ -171,15 +149,16 @@ export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOp
     numeroConsecutivo: consecutivo,
     situacion,
     proveedorSistemas: b.proveedorSistemas ?? issuer.proveedorSistemas ?? issuer.identificacion,
-    codigoActividadEmisor: b.codigoActividad,
-    codigoActividadReceptor: kind === 'TE' ? undefined : b.codigoActividadReceptor,
+    // An FEC is issued by the buyer: the issuer is its Receptor (with the issuer's activity), the seller its Emisor.
+    codigoActividadEmisor: fec ? (b.proveedor?.codigoActividad ?? '') : b.codigoActividad,
+    codigoActividadReceptor: fec ? b.codigoActividad : kind === 'TE' || kind === 'FEE' ? undefined : b.codigoActividadReceptor,
     fechaEmision: formatCr(fecha),
-    emisor: emisorOf(issuer),
-    receptor: b.receptor === '' ? undefined : receptorOf(b.receptor),
+    emisor: fec ? proveedorOf(b.proveedor!) : emisorOf(issuer),
+    receptor: fec ? issuerAsReceptor(issuer) : b.receptor === '' ? undefined : receptorOf(b.receptor),
     condicionVenta,
     condicionVentaOtros: b.condicionVentaOtros,
     plazoCredito: b.plazoCredito,
-    lineas: b.detalleServicio.map(lineOf),
+    lineas: kind === 'REP' ? (b as RepDocumentBody).detalleServicio.map(repLineOf) : (b as DocumentBody).detalleServicio.map(lineOf),
     otrosCargos: (b.otrosCargos ?? []).map((oc) => ({
       tipoDocumento: oc.tipoDocumento,
       tipoDocumentoOtros: oc.tipoDocumentoOtros,
@@ -195,7 +174,7 @@ export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOp
       medioPagoOtros: m.medioPagoOtros,
       totalMedioPago: m.totalMedioPago === undefined ? undefined : dec(m.totalMedioPago),
     })),
-    informacionReferencia: refs.map((r) => ({
+    informacionReferencia: (b.informacionReferencia ?? []).map((r) => ({
       tipoDocIR: r.tipoDocIR,
       tipoDocRefOtro: r.tipoDocRefOtro,
       numero: r.numero,

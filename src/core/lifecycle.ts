@@ -14,13 +14,16 @@ export type DocumentState = (typeof DOCUMENT_STATES)[number];
 /** Hacienda has decided: nothing more happens to the document (but its webhook and the poll's last answer). */
 export const FINAL_STATES: readonly DocumentState[] = ['aceptado', 'rechazado', 'error'];
 
-export function isFinalState(state: string): boolean {
-  return (FINAL_STATES as readonly string[]).includes(state);
-}
-
-export function isDocumentState(state: string): state is DocumentState {
-  return (DOCUMENT_STATES as readonly string[]).includes(state);
-}
-
 /** The spec's `tipoDoc` (Hacienda's code, with or without its leading zero) → the kind of comprobante. */
-export const KIND_OF_TIPO_DOC: Readonly<Record<string, DocumentKind>> = { '1': 'FE', '01': 'FE', '3': 'NC', '03': 'NC', '4': 'TE', '04': 'TE' };
+export const KIND_OF_TIPO_DOC: Readonly<Record<string, DocumentKind>> = {
+  '1': 'FE', '01': 'FE',
+  '2': 'ND', '02': 'ND',
+  '3': 'NC', '03': 'NC',
+  '4': 'TE', '04': 'TE',
+  '8': 'FEC', '08': 'FEC',
+  '9': 'FEE', '09': 'FEE',
+  '10': 'REP',
+};
+
+/** The spec's `tipoDoc` of each kind (Hacienda's code without its leading zero). */
+export const TIPO_DOC_OF_KIND: Readonly<Record<DocumentKind, string>> = { FE: '1', ND: '2', NC: '3', TE: '4', FEC: '8', FEE: '9', REP: '10' };

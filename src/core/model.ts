@@ -6,7 +6,7 @@
  */
 import type { Decimal } from './money.js';
 
-/** Kinds of comprobante; FE, NC and TE are built today, the others are reserved for the builder. */
+/** Kinds of comprobante (ANEXOS Nota 2). */
 export type DocumentKind = 'FE' | 'ND' | 'NC' | 'TE' | 'FEC' | 'FEE' | 'REP';
 
 /** Tipo de comprobante codes (consecutivo positions 9-10, ANEXOS p.65). */
@@ -43,9 +43,12 @@ export interface Emisor {
   nombre: string;
   identificacion: Identificacion;
   nombreComercial?: string;
-  ubicacion: Ubicacion;
+  /** Required in every kind but the FEC, whose Emisor (the seller) may be abroad or not registered. */
+  ubicacion?: Ubicacion;
+  /** FEC only: the address of a seller abroad (identificación 05). */
+  otrasSenasExtranjero?: string;
   telefono?: Telefono;
-  correoElectronico: string[]; // 1..4
+  correoElectronico: string[]; // 1..4 (FEC 0..4)
 }
 
 export interface Receptor {
@@ -108,6 +111,13 @@ export interface Linea {
   impuestos: Impuesto[];
   /** ImpuestoAsumidoEmisorFabrica; zero when not applicable. */
   impuestoAsumidoEmisorFabrica?: Decimal;
+  /** FEE, NC, ND: the 12-digit partida arancelaria of a good (Nota 17). */
+  partidaArancelaria?: string;
+  /**
+   * REP only: the amount of the payment (the XML's SubTotal, editable in a recibo de pago), on which the IVA is
+   * computed; MontoTotal (cantidad 1 × precioUnitario) is then the amount originally invoiced without taxes.
+   */
+  montoPago?: Decimal;
 }
 
 export interface OtroCargo {
@@ -148,7 +158,7 @@ export interface Comprobante {
   numeroConsecutivo: string;
   situacion: '1' | '2' | '3';
   proveedorSistemas: string;
-  codigoActividadEmisor: string; // 6 chars
+  codigoActividadEmisor: string; // 6 chars; '' when absent (REP; an FEC whose seller has none)
   codigoActividadReceptor?: string;
   fechaEmision: string; // xs:dateTime, -06:00
   emisor: Emisor;

@@ -26,7 +26,8 @@
  * - Descuento codes 01 (regalía) and 03 (bonificación) with an IVA entry: the IVA is computed on
  *   MontoTotal (ANEXOS p.37, p.42). ImpuestoAsumidoEmisorFabrica is taken from the input, never derived.
  */
-import type { Comprobante, Impuesto, Linea } from './model.js';
+import type { Comprobante, DocumentKind, Impuesto, Linea } from './model.js';
+import { IMPUESTOS_EN_BASE_IMPONIBLE } from './codes.js';
 import { Decimal, HUNDRED, ZERO, dec, money, round, sum } from './money.js';
 import type { Finding } from './model.js';
 
@@ -108,8 +109,6 @@ export interface Totals {
 
 /** Impuesto codes that are IVA (Nota 8): 01 IVA, 07 IVA cálculo especial, 08 IVA bienes usados. */
 const IVA_CODES = new Set(['01', '07', '08']);
-/** Taxes added to the BaseImponible of the IVA (ANEXOS p.36). */
-const BASE_IMPONIBLE_TAXES = new Set(['02', '04', '05', '12']);
 /** Taxes computed from DatosImpuestoEspecifico, which the model does not carry. */
 const SPECIFIC_TAXES = new Set(['03', '04', '05', '06']);
 /** Descuento codes whose IVA is computed on MontoTotal (Nota 20: 01 regalía, 03 bonificación). */
@@ -157,10 +156,11 @@ function montoImpuesto(imp: Impuesto, montoTotal: Decimal, subTotal: Decimal, ba
   }
 }
 
-function computeLinea(linea: Linea): LineaTotals {
+function computeLinea(linea: Linea, kind: DocumentKind | undefined): LineaTotals {
   const montoTotal = round(linea.cantidad.times(linea.precioUnitario));
   const totalDescuentos = sum(linea.descuentos.map((d) => round(d.montoDescuento)));
-  const subTotal = montoTotal.minus(totalDescuentos);
+  // REP: SubTotal is the amount of the payment, editable (ANEXOS p.35), not MontoTotal − descuentos.
+  const subTotal = linea.montoPago !== undefined ? round(linea.montoPago) : montoTotal.minus(totalDescuentos);
   const regalia = linea.descuentos.some((d) => DESCUENTOS_SOBRE_MONTO_TOTAL.has(d.codigoDescuento));
 
   // Taxes that enter the IVA base are computed first (they only depend on SubTotal).
@@ -172,7 +172,7 @@ function computeLinea(linea: Linea): LineaTotals {
     linea.impuestos.length === 0
       ? undefined
       : subTotal.plus(
-          sum(linea.impuestos.flatMap((imp, i) => (BASE_IMPONIBLE_TAXES.has(imp.codigo) ? [otherMontos.get(i) ?? ZERO] : []))),
+          sum(linea.impuestos.flatMap((imp, i) => (IMPUESTOS_EN_BASE_IMPONIBLE.has(imp.codigo) ? [otherMontos.get(i) ?? ZERO] : []))),
         );
 
   const impuestos: ImpuestoTotals[] = linea.impuestos.map((imp, i) => {
@@ -201,7 +201,8 @@ function computeLinea(linea: Linea): LineaTotals {
   const impuestoNeto = sum(impuestos.map((t) => t.monto.minus(t.montoExoneracion ?? ZERO))).minus(asumido);
   const montoTotalLinea = subTotal.plus(impuestoNeto);
 
-  const clase = claseIVA(linea);
+  // FEE has no NoSujeto totals: an export at a 0 % rate (01, 11) counts as gravado at that rate.
+  const clase = kind === 'FEE' && claseIVA(linea) === 'noSujeto' ? 'gravado' : claseIVA(linea);
   let montoExonerado = ZERO;
   let montoGravado = ZERO;
   if (clase === 'gravado') {
@@ -243,11 +244,17 @@ function exoneracionShare(iva: Impuesto, totals: ImpuestoTotals): Decimal {
   return Decimal.max(ZERO, Decimal.min(p, 1));
 }
 
-export function computeTotals(doc: Pick<Comprobante, 'lineas' | 'otrosCargos' | 'mediosPago'>): Totals {
-  const lineas = doc.lineas.map(computeLinea);
+/**
+ * The figures of a document. `kind` matters for two: a recibo de pago (REP) has TotalComprobante = TotalVenta
+ * (ANEXOS p.55, "se obtiene de la suma de los campos Total de la venta") and its lines' SubTotal is the payment;
+ * a factura de exportación (FEE) counts its 0 % lines as gravado (it has no NoSujeto totals).
+ */
+export function computeTotals(doc: Pick<Comprobante, 'lineas' | 'otrosCargos' | 'mediosPago'> & { kind?: DocumentKind }): Totals {
+  const lineas = doc.lineas.map((l) => computeLinea(l, doc.kind));
 
+  // A recibo de pago has no classification totals (its XSD): they stay 0.
   const pick = (servicio: boolean, f: (l: LineaTotals) => Decimal) =>
-    sum(lineas.filter((l) => l.esServicio === servicio).map(f));
+    doc.kind === 'REP' ? ZERO : sum(lineas.filter((l) => l.esServicio === servicio).map(f));
   const exento = (l: LineaTotals) => (l.clase === 'exento' ? l.montoTotal : ZERO);
   const noSujeto = (l: LineaTotals) => (l.clase === 'noSujeto' ? l.montoTotal : ZERO);
 
@@ -282,7 +289,8 @@ export function computeTotals(doc: Pick<Comprobante, 'lineas' | 'otrosCargos' | 
   const totalImpAsumEmisorFabrica = sum(lineas.map((l) => l.impuestoAsumidoEmisorFabrica));
   const totalIVADevuelto = ZERO;
   const totalOtrosCargos = sum(doc.otrosCargos.map((c) => round(c.montoCargo)));
-  const totalComprobante = totalVentaNeta.plus(totalImpuesto).plus(totalOtrosCargos).minus(totalIVADevuelto);
+  const totalComprobante =
+    doc.kind === 'REP' ? totalVenta : totalVentaNeta.plus(totalImpuesto).plus(totalOtrosCargos).minus(totalIVADevuelto);
 
   return {
     lineas,

@@ -95,7 +95,12 @@ export class FigureInputs {
  * The figures the client sent against `totals`, computed from the inputs the rules call right. A NaN figure is
  * computed from an input held back by a rule, and so are the class totals when `classHeld`: not judged yet.
  */
-export function checkFigures(b: DocumentBody, totals: Totals, add: Add, classHeld: boolean): void {
+/** What checkFigures reads of a line: the figures of any kind's line (a recibo de pago's has no descuento). */
+type FigureLine = Pick<DocumentBody['detalleServicio'][number], 'subTotal' | 'montoTotal' | 'impuesto' | 'impuestoNeto' | 'montoTotalLinea'> & {
+  descuento?: string;
+};
+
+export function checkFigures(b: { detalleServicio: FigureLine[]; resumenFactura: DocumentBody['resumenFactura'] }, totals: Totals, add: Add, classHeld: boolean): void {
   const cmp = (path: string, sent: string | number | undefined, ours: Decimal, what: string) => {
     if (sent === undefined || ours.isNaN()) return;
     const f = compareFigures(path, ours, sent);

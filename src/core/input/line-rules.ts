@@ -41,7 +41,7 @@ export function checkLine(line: LineaInput, i: number, kind: DocumentKind | unde
   line.impuesto.forEach((tax, j) => checkTax(tax, i, j, kind, add, judged));
 }
 
-function checkTax(tax: ImpuestoInput, i: number, j: number, kind: DocumentKind | undefined, add: Add, judged: FigureInputs): void {
+export function checkTax(tax: ImpuestoInput, i: number, j: number, kind: DocumentKind | undefined, add: Add, judged: FigureInputs): void {
   const p = `detalleServicio[${i}].impuesto[${j}]`;
   // An IVA code to fix changes the tax and how the line counts in the resumen: those figures wait for it.
   const holdTax = (f: Finding) => judged.hold(f, { line: i, tax: j, what: 'tarifa' }, { line: i, what: 'clase' });
@@ -49,7 +49,7 @@ function checkTax(tax: ImpuestoInput, i: number, j: number, kind: DocumentKind |
   if (['03', '04', '05', '06'].includes(tax.codigo))
     add(`${p}.codigo`, `tax codigo ${tax.codigo} needs DatosImpuestoEspecifico (specific taxes per unit), which fecr does not support yet`);
   if (tax.codigo === '99' && !tax.codigoImpuestoOtro) add(`${p}.codigoImpuestoOtro`, 'is required when codigo is "99"');
-  const ncnd = kind === 'NC';
+  const ncnd = kind === 'NC' || kind === 'ND';
   if (tax.codigo === '01' || tax.codigo === '07') {
     if (tax.codigoTarifa === undefined) holdTax(add(`${p}.codigoTarifa`, `is required for tax codigo ${tax.codigo}`));
     else {

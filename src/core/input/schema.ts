@@ -149,6 +149,23 @@ export const LineaInput = strictObject({
   naturalezaDescuento: text(3, 80).optional(),
   tipoTransaccion: Code2.optional(),
   ivaCobradoFabrica: Code2.optional(),
+  /** FEE (and NC/ND): the 12-digit tariff heading of an exported good (Nota 17). */
+  partidaArancelaria: str().trim().regex(/^\d{12}$/, 'must be the 12-digit partida arancelaria, e.g. "090111000000"').optional(),
+});
+
+/**
+ * A line of a recibo electrónico de pago (tipoDoc "10"): the payment of a credit sale, without CABYS, quantity or
+ * price. Same names as the other lines: `subTotal` is the amount originally invoiced without taxes (the XML's
+ * MontoTotal), `montoTotal` the amount of this payment (the XML's SubTotal), on which the IVA is computed.
+ */
+export const RepLineaInput = strictObject({
+  numeroLinea: Integer(1, 1000),
+  detalle: text(3, 200),
+  subTotal: MoneyString,
+  montoTotal: MoneyString,
+  impuesto: z.array(ImpuestoInput).min(1, 'must have at least one tax entry: the IVA due on the payment').max(1000),
+  impuestoNeto: NumberLike,
+  montoTotalLinea: NumberLike,
 });
 
 export const OtroCargoInput = strictObject({
@@ -221,7 +238,19 @@ export const ReferenciaInput = strictObject({
   codigoReferenciaOtro: text(5, 100).optional(),
 });
 
-export const DocumentBody = strictObject({
+/** The seller of a factura electrónica de compra (tipoDoc "8"), written as its Emisor; the issuer is its Receptor. */
+export const ProveedorInput = strictObject({
+  nombre: text(5, 100),
+  identificacion: IdentificacionInput,
+  nombreComercial: text(3, 80).optional(),
+  ubicacion: UbicacionInput.optional(),
+  otrasSenasExtranjero: text(5, 300).optional(),
+  telefono: str().trim().optional(),
+  correoElectronico: Email.optional(),
+  codigoActividad: str().trim().length(6, 'must be a 6-character activity code').optional(),
+});
+
+const DOCUMENT_FIELDS = {
   emisor: z.union([str().trim().min(1, 'is required'), z.number().int().positive()]).transform(String),
   numeroReferencia: Integer(1, 9_999_999_999),
   codigoActividad: z
@@ -247,8 +276,20 @@ export const DocumentBody = strictObject({
   informacionReferencia: z.array(ReferenciaInput).max(10, 'must have at most 10 entries').optional(),
   /** More addresses the accepted comprobante is mailed to, besides receptor.correoElectronico (not in the XML). */
   correosAdicionales: z.array(Email).max(10, 'must have at most 10 addresses').optional(),
+  /** FEC (tipoDoc "8"): the seller, written as the XML's Emisor. */
+  proveedor: ProveedorInput.optional(),
+};
+
+export const DocumentBody = strictObject(DOCUMENT_FIELDS);
+/** The body of a recibo electrónico de pago (tipoDoc "10"): its lines are payments (RepLineaInput). */
+export const RepDocumentBody = strictObject({
+  ...DOCUMENT_FIELDS,
+  detalleServicio: z.array(RepLineaInput).min(1, 'must have at least one line').max(1000, 'must have at most 1000 lines'),
 });
 export type DocumentBody = z.infer<typeof DocumentBody>;
+export type RepDocumentBody = z.infer<typeof RepDocumentBody>;
+export type RepLineaInput = z.infer<typeof RepLineaInput>;
+export type ProveedorInput = z.infer<typeof ProveedorInput>;
 export type LineaInput = z.infer<typeof LineaInput>;
 export type ImpuestoInput = z.infer<typeof ImpuestoInput>;
 

@@ -5,7 +5,7 @@
 import { formatCr, parseIsoDateTime } from '../dates.js';
 import type { Emisor, Impuesto, Linea, Receptor, Telefono, Ubicacion } from '../model.js';
 import { dec } from '../money.js';
-import type { DocumentBody, ImpuestoInput, IssuerRecord, LineaInput } from './schema.js';
+import type { DocumentBody, ImpuestoInput, IssuerRecord, LineaInput, ProveedorInput, RepLineaInput } from './schema.js';
 
 export function lineOf(line: LineaInput): Linea {
   const descuento = dec(line.descuento ?? '0');
@@ -24,6 +24,52 @@ export function lineOf(line: LineaInput): Linea {
       : [],
     ivaCobradoFabrica: line.ivaCobradoFabrica,
     impuestos: line.impuesto.map(taxOf),
+    partidaArancelaria: line.partidaArancelaria,
+  };
+}
+
+/**
+ * A payment line of a recibo de pago: MontoTotal is the amount invoiced (cantidad 1 × that amount), SubTotal the
+ * payment (`montoPago`); no CABYS, quantity or unit reach its XML.
+ */
+export function repLineOf(line: RepLineaInput): Linea {
+  return {
+    numeroLinea: line.numeroLinea,
+    codigoCABYS: '',
+    codigoComercial: [],
+    cantidad: dec(1),
+    unidadMedida: 'Unid',
+    detalle: line.detalle,
+    precioUnitario: dec(line.subTotal),
+    descuentos: [],
+    impuestos: line.impuesto.map(taxOf),
+    montoPago: dec(line.montoTotal),
+  };
+}
+
+/** The seller of a factura de compra, as its Emisor. */
+export function proveedorOf(p: ProveedorInput): Emisor {
+  return {
+    nombre: p.nombre,
+    identificacion: p.identificacion,
+    nombreComercial: p.nombreComercial,
+    ubicacion: p.ubicacion && ubicacionOf(p.ubicacion),
+    otrasSenasExtranjero: p.otrasSenasExtranjero,
+    telefono: p.telefono === undefined ? undefined : (parseTelefono(p.telefono) ?? undefined),
+    correoElectronico: p.correoElectronico ? [p.correoElectronico] : [],
+  };
+}
+
+/** The issuer as the Receptor of its own factura de compra (the buyer). */
+export function issuerAsReceptor(issuer: IssuerRecord): Receptor {
+  const e = emisorOf(issuer);
+  return {
+    nombre: e.nombre,
+    identificacion: e.identificacion,
+    nombreComercial: e.nombreComercial,
+    ubicacion: e.ubicacion,
+    telefono: e.telefono,
+    correoElectronico: e.correoElectronico[0],
   };
 }
 

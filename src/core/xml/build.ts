@@ -57,6 +57,10 @@ export interface KindRules {
   receptorFull: boolean;
   receptorUbicacion: boolean;
   receptorOtrasSenasExtranjero: boolean;
+  /** FEC: the seller abroad's OtrasSenasExtranjero. */
+  emisorOtrasSenasExtranjero: boolean;
+  /** FEE, NC, ND: PartidaArancelaria of a line. */
+  partidaArancelaria: boolean;
   /** CondicionVentaOtros and PlazoCredito. */
   condicionVentaDetalle: boolean;
   /** CodigoCABYS, CodigoComercial, Cantidad, UnidadMedida, PrecioUnitario, Descuento... (not REP). */
@@ -83,6 +87,8 @@ const BASE_RULES: KindRules = {
   receptorFull: true,
   receptorUbicacion: true,
   receptorOtrasSenasExtranjero: true,
+  emisorOtrasSenasExtranjero: false,
+  partidaArancelaria: false,
   condicionVentaDetalle: true,
   lineaMercancia: true,
   tipoTransaccion: true,
@@ -103,11 +109,12 @@ const BASE_RULES: KindRules = {
 export const KIND_RULES: Readonly<Record<DocumentKind, KindRules>> = {
   FE: BASE_RULES,
   // NC/ND: ImpuestoAsumidoEmisorFabrica optional (we emit it); InformacionReferencia 1..10.
-  NC: BASE_RULES,
-  ND: BASE_RULES,
+  NC: { ...BASE_RULES, partidaArancelaria: true },
+  ND: { ...BASE_RULES, partidaArancelaria: true },
   TE: { ...BASE_RULES, codigoActividadReceptor: false, tipoTransaccion: false },
   FEE: {
     ...BASE_RULES,
+    partidaArancelaria: true,
     codigoActividadReceptor: false,
     receptorUbicacion: false,
     ivaCobradoFabrica: false,
@@ -120,6 +127,7 @@ export const KIND_RULES: Readonly<Record<DocumentKind, KindRules>> = {
   },
   FEC: {
     ...BASE_RULES,
+    emisorOtrasSenasExtranjero: true,
     receptorOtrasSenasExtranjero: false,
     ivaCobradoFabrica: false,
     impuestoAsumidoEmisorFabrica: false,
@@ -216,7 +224,8 @@ export function emisorXml(em: Emisor, rules: KindRules): XmlElement {
     t('Nombre', em.nombre),
     identificacionXml('Identificacion', em.identificacion),
     opt('NombreComercial', em.nombreComercial),
-    ubicacionXml(em.ubicacion),
+    em.ubicacion && ubicacionXml(em.ubicacion),
+    rules.emisorOtrasSenasExtranjero && opt('OtrasSenasExtranjero', em.otrasSenasExtranjero),
     telefonoXml(em.telefono),
     em.correoElectronico.map((c) => t('CorreoElectronico', c)),
   );
@@ -299,6 +308,7 @@ export function lineaDetalleXml(l: Linea, f: LineaTotals, rules: KindRules, wher
   return e(
     'LineaDetalle',
     e('NumeroLinea', String(l.numeroLinea)),
+    rules.partidaArancelaria && opt('PartidaArancelaria', l.partidaArancelaria),
     t('CodigoCABYS', l.codigoCABYS),
     l.codigoComercial.map((c) => e('CodigoComercial', t('Tipo', c.tipo), t('Codigo', c.codigo))),
     e('Cantidad', plain(l.cantidad, 3)),

@@ -7,7 +7,7 @@ import { el, serialize } from '../xml/canonical.js';
 import { NS_DS } from '../xml/kinds.js';
 
 export type { XsdBackend, XsdError, XsdResult, XsdValidator } from './types.js';
-export { SCHEMAS, SCHEMA_NAMES, isSchemaName, schemaPath, type SchemaInfo, type SchemaName } from './schemas.js';
+export { SCHEMAS, SCHEMA_NAMES, schemaPath, type SchemaInfo, type SchemaName } from './schemas.js';
 
 /**
  * Every v4.4 XSD requires a ds:Signature at the end of the root. To validate a document before

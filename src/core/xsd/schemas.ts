@@ -1,15 +1,15 @@
 /**
  * The vendored XSDs (schemas/xsd/, see schemas/xsd/SOURCES.md) and where to find them.
- * The folder is located relative to this module so that it works from src/ (tsx, vitest) and
- * from dist/ (compiled): src/core/xsd/ and dist/core/xsd/ are both three levels below the root.
+ * The folder is found from the package root (core/package-root.ts): from src/ (tsx, vitest) and from dist/ alike.
  * Reading them is the adapters' (src/adapters/xsd/): core only names them.
  */
 import { fileURLToPath } from 'node:url';
+import { packageUrl } from '../package-root.js';
 import { KINDS, NS_BASE_V44, SCHEMA_SET, type SchemaName } from '../xml/kinds.js';
 
 export type { SchemaName } from '../xml/kinds.js';
 
-export const SCHEMAS_DIR_URL = new URL('../../../schemas/xsd/', import.meta.url);
+export const SCHEMAS_DIR_URL = packageUrl('schemas/xsd/');
 export const SCHEMAS_DIR = fileURLToPath(SCHEMAS_DIR_URL);
 
 /** The xmldsig schema every v4.4 XSD imports as `../../xmldsig-core-schema.xsd`. */
@@ -44,10 +44,6 @@ function fromKind(kind: keyof typeof KINDS): SchemaInfo {
 }
 
 export const SCHEMA_NAMES = Object.keys(SCHEMAS) as SchemaName[];
-
-export function isSchemaName(s: string): s is SchemaName {
-  return Object.prototype.hasOwnProperty.call(SCHEMAS, s);
-}
 
 /** Absolute file path of a schema. */
 export function schemaPath(name: SchemaName): string {
