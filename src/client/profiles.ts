@@ -69,16 +69,6 @@ export const KEY_SCHEMAS = {
 export type ProfileKey = keyof typeof KEY_SCHEMAS;
 export const PROFILE_KEYS = Object.keys(KEY_SCHEMAS) as ProfileKey[];
 
-export const KEY_HELP: Record<ProfileKey, string> = {
-  mode: 'local (in-process service, the default) or remote (a hosted instance)',
-  env: 'local mode: Hacienda environment, local (embedded emulator, default), sandbox or production',
-  dataDir: 'local mode: data dir (default FECR_DATA_DIR or the platform data dir)',
-  account: 'local mode: account of the data dir (default "local")',
-  authUrl: 'remote mode: URL of the auth server (POST /login)',
-  baseUrl: 'remote mode: URL of the client API',
-  base: 'remote mode: account name used by fecr login',
-};
-
 const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account'];
 const REMOTE_KEYS: ProfileKey[] = ['mode', 'authUrl', 'baseUrl', 'base'];
 

@@ -263,7 +263,3 @@ export class RemoteBackend implements Backend {
     if (this.ownsHttp) await this.http.close();
   }
 }
-
-export function createRemoteBackend(opts: RemoteBackendOptions): RemoteBackend {
-  return new RemoteBackend(opts);
-}

@@ -77,12 +77,6 @@ export function sendError(reply: FastifyReply, statusCode: number, error: string
   return reply.code(statusCode).type('application/json; charset=utf-8').send(errorBody(error, message, details));
 }
 
-/** Ready-made bodies for the spec's rows. */
-export const unauthorizedBody = (): ErrorBody => errorBody(ERROR_CODES.unauthorized, MESSAGES.unauthorized);
-export const notFoundBody = (message: string): ErrorBody => errorBody(ERROR_CODES.notFound, message);
-export const badRequestBody = (message: string = MESSAGES.requiredFields, details?: readonly ErrorDetail[]): ErrorBody =>
-  errorBody(ERROR_CODES.badRequest, message, details);
-
 /**
  * A client error a handler can throw; `installErrorHandling` answers it with its status and body.
  * E.g. `throw new HttpError(404, 'not_found', MESSAGES.issuerNotFound)`.

@@ -36,7 +36,3 @@ export class ServiceError extends Error {
     return new ServiceError(404, 'not_found', message);
   }
 }
-
-export function isServiceError(e: unknown): e is ServiceError {
-  return e instanceof ServiceError;
-}

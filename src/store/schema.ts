@@ -3,7 +3,7 @@
  * PostgreSQL later): text, integers and integer timestamps (epoch milliseconds) only; XML and
  * sealed secrets are text. Secrets are never stored in clear: `*_enc` columns hold SecretBox output.
  */
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 
 /** Epoch milliseconds. */
 export type Millis = number;
@@ -177,11 +177,8 @@ export interface Database {
 }
 
 export type Account = Selectable<AccountsTable>;
-export type NewAccount = Insertable<AccountsTable>;
 export type Issuer = Selectable<IssuersTable>;
 export type DocumentRow = Selectable<DocumentsTable>;
-export type NewDocument = Insertable<DocumentsTable>;
-export type DocumentUpdate = Updateable<DocumentsTable>;
 export type Job = Selectable<JobsTable>;
 export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
 export type EmailDelivery = Selectable<EmailDeliveriesTable>;
