@@ -12,6 +12,7 @@ import type { HaciendaEnvironment } from '../service/context.js';
 import { currentKey } from '../service/keys.js';
 import { closeLookups } from '../service/lookups.js';
 import { openService, type OpenedService } from '../service/runtime.js';
+import type { MailDefaults } from '../service/mail-settings.js';
 import { createTokenVerifier } from '../service/tokens.js';
 import { webhookTargetPolicy } from '../service/webhook-targets.js';
 import { acceptCallback, startWorker, type Worker, type WorkerOptions } from '../service/delivery/worker.js';
@@ -63,6 +64,8 @@ export interface ServiceOptions {
    */
   allowPrivateWebhooks?: boolean;
   worker?: WorkerOptions | false;
+  /** The receptor mails' default SMTP server and sender (`--smtp-url`, FECR_SMTP_URL); none: the data dir's outbox. */
+  mail?: Partial<MailDefaults> | false;
   warn?: (message: string) => void;
 }
 
@@ -105,6 +108,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     emulatorDelayMs: opts.emulatorDelayMs,
     warn: opts.warn,
     webhookTargets: webhookTargetPolicy(environment, { allowPrivate: opts.allowPrivateWebhooks, env: opts.env }),
+    ...(opts.mail !== undefined ? { mail: opts.mail } : {}),
   });
   const { ctx } = opened;
   const host = opts.host ?? '127.0.0.1';

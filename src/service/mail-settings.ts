@@ -210,3 +210,16 @@ export async function mailRouteFor(ctx: ServiceContext, accountId: number): Prom
 function pick<K extends string>(key: K, value: string | null | undefined): Partial<Record<K, string>> {
   return value ? ({ [key]: value } as Record<K, string>) : {};
 }
+
+/**
+ * The service's default server and sender from their textual settings (`--smtp-url`, `--mail-from`, `--mail-reply-to`,
+ * FECR_SMTP_URL, FECR_MAIL_FROM, FECR_MAIL_REPLY_TO, a local profile's keys); none set: the outbox only. Throws
+ * MailSettingsError naming the setting that is wrong.
+ */
+export function mailDefaultsFrom(s: { smtpUrl?: string | undefined; from?: string | undefined; replyTo?: string | undefined }, names = { smtpUrl: 'smtpUrl', from: 'from', replyTo: 'replyTo' }): Partial<MailDefaults> {
+  return {
+    ...(s.smtpUrl ? { smtp: parseSmtpUrl(s.smtpUrl, names.smtpUrl) } : {}),
+    ...(s.from ? parseSender(s.from, names.from) : {}),
+    ...(s.replyTo ? { replyTo: parseAddress(s.replyTo, names.replyTo) } : {}),
+  };
+}

@@ -18,6 +18,9 @@ export interface ServeFlags {
   role: string;
   haciendaUrl?: string;
   allowPrivateWebhooks?: boolean;
+  smtpUrl?: string;
+  mailFrom?: string;
+  mailReplyTo?: string;
 }
 
 function port(flag: string, v: string): number {
@@ -41,6 +44,7 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
   const database = f.database ?? (ctx.io.env.FECR_DATABASE_URL || undefined);
   if (database !== undefined && !/^postgres(ql)?:\/\//i.test(database)) throw new UsageError('--database must be a postgres:// URL');
   if (f.haciendaUrl !== undefined && f.env !== 'local') throw new UsageError('--hacienda-url is for --env local (the emulator)');
+  const mail = await mailDefaults(ctx, f);
   let svc: Awaited<ReturnType<typeof startService>> | undefined;
   // A library that records something without awaiting it (graphile-worker ends jobs so) can leave a rejected
   // promise behind when the database connection drops at that moment. That is a passing store fault, not a
@@ -76,6 +80,7 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
       authJwksUrl: f.authJwksUrl,
       emulatorDelayMs: delay,
       ...(f.allowPrivateWebhooks ? { allowPrivateWebhooks: true } : {}),
+      mail,
       warn: (m) => ctx.io.stderr.write(`warning: ${m}\n`),
     });
   } catch (e) {
@@ -101,6 +106,22 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
 
   await svc.close();
   process.off('unhandledRejection', onRejection);
+}
+
+/** The receptor mails' defaults: --smtp-url, --mail-from, --mail-reply-to, else FECR_SMTP_URL, FECR_MAIL_FROM, FECR_MAIL_REPLY_TO. */
+async function mailDefaults(ctx: Ctx, f: ServeFlags) {
+  const { mailDefaultsFrom, MailSettingsError } = await import('../../service/mail-settings.js');
+  const env = ctx.io.env;
+  const pick = (flag: string | undefined, flagName: string, name: string) => (flag !== undefined ? { v: flag, n: flagName } : env[name] ? { v: env[name], n: name } : { v: undefined, n: flagName });
+  const url = pick(f.smtpUrl, '--smtp-url', 'FECR_SMTP_URL');
+  const from = pick(f.mailFrom, '--mail-from', 'FECR_MAIL_FROM');
+  const replyTo = pick(f.mailReplyTo, '--mail-reply-to', 'FECR_MAIL_REPLY_TO');
+  try {
+    return mailDefaultsFrom({ smtpUrl: url.v, from: from.v, replyTo: replyTo.v }, { smtpUrl: url.n, from: from.n, replyTo: replyTo.n });
+  } catch (e) {
+    if (e instanceof MailSettingsError) throw new UsageError(`${e.field}: ${e.message}`);
+    throw e;
+  }
 }
 
 /**
