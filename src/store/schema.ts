@@ -105,7 +105,9 @@ export type DeliveryState = 'pendiente' | 'entregado' | 'fallido';
 export interface WebhookDeliveriesTable {
   id: Generated<number>;
   account_id: number;
-  document_id: number;
+  /** The document the event is about; null for an event about a received document (recibido_id, migration 0005). */
+  document_id: ColumnType<number | null, number | null, number | null>;
+  recibido_id: ColumnType<number | null, number | null | undefined, number | null>;
   /** Standard Webhooks `webhook-id`, stable across retries. */
   message_id: string;
   url: string;
@@ -163,7 +165,56 @@ export interface QueueWorkersTable {
   seen_at: Millis;
 }
 
+/** What the checks and the account said of a received comprobante (migration 0005). */
+export type RecibidoEstado = 'invalido' | 'pendiente' | 'aceptado' | 'parcial' | 'rechazado';
+
+/** A supplier's comprobante imported by an account (the buyer's side, migration 0005). */
+export interface RecibidosTable {
+  id: Generated<number>;
+  account_id: number;
+  /** The buyer: one of the account's issuers (null when the receptor is not ours, or unreadable). */
+  issuer_id: number | null;
+  /** sha256 (hex) of the bytes imported: one row per account and file content. */
+  sha256: string;
+  clave: string | null;
+  kind: string | null;
+  version: string | null;
+  estado: RecibidoEstado;
+  emisor_tipo: string | null;
+  emisor_numero: string | null;
+  emisor_nombre: string | null;
+  receptor_tipo: string | null;
+  receptor_numero: string | null;
+  fecha_emision: string | null;
+  moneda: string | null;
+  tipo_cambio: string | null;
+  total_comprobante: string | null;
+  total_impuesto: string | null;
+  /** JSON [{codigoTarifaIVA, tarifa, base, impuesto}]. */
+  iva_json: string;
+  /** JSON [{path, message}]: the failed checks (refused when non-empty). */
+  hallazgos_json: string;
+  /** JSON [{path, message}]: warnings. */
+  avisos_json: string;
+  xml: string;
+  /** Hacienda's ind-estado of the document at import, and its MensajeHacienda when it had one. */
+  hacienda_estado: string | null;
+  hacienda_xml: string | null;
+  /** Our answer: 1 aceptado, 2 parcial, 3 rechazado. */
+  mensaje: number | null;
+  detalle: string | null;
+  condicion_impuesto: string | null;
+  iva_acreditable: string | null;
+  gasto_aplicable: string | null;
+  /** The MensajeReceptor (documents row of kind MR). */
+  mensaje_document_id: number | null;
+  created_at: Millis;
+  updated_at: Millis;
+  decided_at: Millis | null;
+}
+
 export interface Database {
+  recibidos: RecibidosTable;
   accounts: AccountsTable;
   signing_keys: SigningKeysTable;
   revoked_tokens: RevokedTokensTable;

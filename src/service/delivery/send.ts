@@ -13,6 +13,8 @@
  * before those columns existed (migration 0004) has its stored XML read, with the core parser.
  */
 import { parseComprobanteXml } from '../../core/xml/parse-comprobante.js';
+import { partiesOf } from '../../core/parties.js';
+import { mensajeReceptorKey } from '../../core/received/mensaje-key.js';
 import { ReceptionValidationError, type IdentificacionApi, type ReceptionStatus } from '../../hacienda/index.js';
 import type { DocumentRow, Job } from '../../store/schema.js';
 import { completeJob, enqueueJob, rescheduleJob } from '../../store/jobs.js';
@@ -42,7 +44,8 @@ export function sendRequestOf(doc: Parties): SendRequest {
 /** The POST /recepcion fields read from a signed comprobante with the core parser (rows without the columns). */
 export function submitMeta(xml: string): SendRequest {
   const parsed = parseComprobanteXml(xml);
-  return apiParties(parsed.fechaEmision, parsed.emisor.identificacion, parsed.receptor?.identificacion);
+  const { issuer, counterpart } = partiesOf(parsed);
+  return apiParties(parsed.fechaEmision, issuer ?? parsed.emisor.identificacion, counterpart);
 }
 
 function apiParties(fecha: string, e: { tipo: string; numero: string }, r: { tipo: string; numero: string } | undefined): SendRequest {
@@ -88,8 +91,11 @@ export async function runSend(env: JobEnv, job: Job, owner: string): Promise<voi
       how = 'status';
       env.stats.confirmedByStatus++;
     } else {
+      // A MensajeReceptor (kind MR05/06/07) is stored under Hacienda's key for it, <clave>-<consecutivoReceptor>.
+      const mr = mensajeReceptorKey(doc.clave);
       const res = await client.submit({
-        clave: doc.clave,
+        clave: mr ? mr.clave : doc.clave,
+        ...(mr ? { consecutivoReceptor: mr.consecutivoReceptor } : {}),
         ...request,
         comprobanteXml: doc.xml,
         ...(env.o.callbackUrl ? { callbackUrl: env.o.callbackUrl } : {}),

@@ -4,6 +4,7 @@ import { initial } from './0001-initial.js';
 import { queueWorkers } from './0002-queue-workers.js';
 import { pgXmlCompression } from './0003-pg-xml-compression.js';
 import { documentParties } from './0004-document-parties.js';
+import { recibidos } from './0005-recibidos.js';
 import { emailDelivery } from './0006-email-delivery.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0002-queue-workers': queueWorkers,
   '0003-pg-xml-compression': pgXmlCompression,
   '0004-document-parties': documentParties,
+  '0005-recibidos': recibidos,
   '0006-email-delivery': emailDelivery,
 };
 

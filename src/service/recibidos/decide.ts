@@ -1,0 +1,233 @@
+/**
+ * The buyer's answer (issue 16): a v4.4 MensajeReceptor, Mensaje 1 aceptado (consecutivo tipo 05), 2 aceptado
+ * parcialmente (06) or 3 rechazado (07), with its own consecutivo per tipo and issuer, signed with the buyer's .p12
+ * and stored as a `documents` row of kind MR05/MR06/MR07 with its `send` job: the worker sends it (POST recepción
+ * with `consecutivoReceptor`) and follows it to aceptado/rechazado like any document. Its clave column is Hacienda's
+ * key for it, `<clave>-<consecutivoReceptor>` (NOTES §4.3). The decision, the amounts and the webhook event
+ * `recibido.decidido` are stored in the same transaction.
+ *
+ * Defaults a buyer expects: aceptar = all the IVA creditable (CondicionImpuesto 01, MontoTotalImpuestoAcreditar =
+ * the document's TotalImpuesto); gasto aplicable = TotalComprobante − the IVA credited. A partial acceptance needs the
+ * IVA it credits (default: all of it, condición 02); a rejection credits nothing.
+ */
+import { buildConsecutivo } from '../../core/clave.js';
+import { formatCr } from '../../core/dates.js';
+import type { Finding } from '../../core/model.js';
+import { dec, isDecimalString, money } from '../../core/money.js';
+import { signCanonical } from '../../core/sign/xades.js';
+import { buildMensajeReceptorXml } from '../../core/xml/mensaje.js';
+import { enqueueJob } from '../../store/jobs.js';
+import type { RecibidosTable } from '../../store/schema.js';
+import type { Selectable } from 'kysely';
+import type { ServiceContext } from '../context.js';
+import { isUniqueViolation, issuerForSigning } from '../issuers.js';
+import { ServiceError } from '../service-error.js';
+import { queueRecibidoEvent } from './events.js';
+import { mensajeReceptorKey } from '../../core/received/mensaje-key.js';
+
+export { mensajeReceptorKey } from '../../core/received/mensaje-key.js';
+
+export type Decision = 'aceptar' | 'parcial' | 'rechazar';
+export const DECISIONS: readonly Decision[] = ['aceptar', 'parcial', 'rechazar'];
+
+export interface DecisionInput {
+  decision: Decision;
+  detalle?: string;
+  /** Nota 18: 01 crédito IVA, 02 crédito parcial, 03 bienes de capital, 04 gasto corriente sin crédito, 05 proporcionalidad. */
+  condicionImpuesto?: string;
+  ivaAcreditable?: string;
+  gastoAplicable?: string;
+}
+
+export interface DecisionResult {
+  clave: string;
+  estado: 'aceptado' | 'parcial' | 'rechazado';
+  mensaje: 1 | 2 | 3;
+  consecutivoReceptor: string;
+  /** The MensajeReceptor's key at Hacienda: `<clave>-<consecutivoReceptor>`. */
+  mensajeClave: string;
+  montoTotalImpuestoAcreditar: string | null;
+  montoTotalDeGastoAplicable: string | null;
+  /** False when the same decision had been made before (nothing new stored). */
+  creado: boolean;
+  documentId: number;
+}
+
+const MENSAJE: Record<Decision, { mensaje: 1 | 2 | 3; tipo: string; estado: DecisionResult['estado']; detalle: string }> = {
+  aceptar: { mensaje: 1, tipo: '05', estado: 'aceptado', detalle: 'Comprobante aceptado' },
+  parcial: { mensaje: 2, tipo: '06', estado: 'parcial', detalle: 'Comprobante aceptado parcialmente' },
+  rechazar: { mensaje: 3, tipo: '07', estado: 'rechazado', detalle: 'Comprobante rechazado' },
+};
+
+/** The kind of the MensajeReceptor's documents row (numbered per issuer and tipo, like any document). */
+export function mensajeReceptorKind(tipo: string): string {
+  return `MR${tipo}`;
+}
+
+function validate(input: DecisionInput, row: Selectable<RecibidosTable>): { detalle?: string; condicion?: string; iva?: string; gasto?: string } {
+  const findings: Finding[] = [];
+  const d = input.decision;
+  const detalle = input.detalle?.trim() || (d === 'aceptar' ? undefined : MENSAJE[d].detalle);
+  if (detalle !== undefined && (detalle.length < 5 || detalle.length > 160)) findings.push({ path: 'detalle', message: 'must be 5 to 160 characters' });
+  const condicion = input.condicionImpuesto ?? (d === 'aceptar' ? '01' : d === 'parcial' ? '02' : undefined);
+  if (condicion !== undefined && !/^0[1-5]$/.test(condicion)) findings.push({ path: 'condicionImpuesto', message: 'must be 01, 02, 03, 04 or 05 (Nota 18)' });
+  for (const [path, v] of [['ivaAcreditable', input.ivaAcreditable], ['gastoAplicable', input.gastoAplicable]] as const) {
+    if (v !== undefined && (!isDecimalString(v) || dec(v).isNegative())) findings.push({ path, message: 'must be a decimal amount ≥ 0' });
+  }
+  if (d === 'rechazar' && (input.ivaAcreditable !== undefined || input.gastoAplicable !== undefined)) {
+    findings.push({ path: 'ivaAcreditable', message: 'a rejection credits no IVA and applies no expense' });
+  }
+  if (findings.length > 0) throw ServiceError.validation(findings);
+  if (d === 'rechazar') return { ...(detalle ? { detalle } : {}) };
+  const total = dec(row.total_comprobante ?? '0');
+  const impuesto = dec(row.total_impuesto ?? '0');
+  const iva = input.ivaAcreditable !== undefined ? dec(input.ivaAcreditable) : condicion === '04' ? dec(0) : impuesto;
+  if (iva.gt(impuesto)) throw ServiceError.validation([{ path: 'ivaAcreditable', message: `must not exceed the document's TotalImpuesto ${money(impuesto)}` }]);
+  const gasto = input.gastoAplicable !== undefined ? dec(input.gastoAplicable) : total.minus(iva);
+  if (gasto.gt(total)) throw ServiceError.validation([{ path: 'gastoAplicable', message: `must not exceed the document's TotalComprobante ${money(total)}` }]);
+  return { ...(detalle ? { detalle } : {}), ...(condicion ? { condicion } : {}), iva: money(iva), gasto: money(gasto) };
+}
+
+/** Answers a received comprobante of the account. 404 when unknown; 400 when invalid, or already answered otherwise. */
+export async function decideRecibido(ctx: ServiceContext, accountId: number, clave: string, input: DecisionInput): Promise<DecisionResult> {
+  if (!DECISIONS.includes(input.decision)) throw ServiceError.validation([{ path: 'decision', message: 'must be aceptar, parcial or rechazar' }]);
+  const row = await ctx.store.db
+    .selectFrom('recibidos')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('clave', '=', clave)
+    .where('estado', '!=', 'invalido')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+  if (!row) {
+    const refused = await ctx.store.db.selectFrom('recibidos').select('id').where('account_id', '=', accountId).where('clave', '=', clave).executeTakeFirst();
+    if (refused) throw ServiceError.badRequest(`El comprobante recibido ${clave} fue rechazado al importarlo; no se puede responder`, [{ path: 'clave', message: 'imported as invalid' }]);
+    throw ServiceError.notFound(`No hay un comprobante recibido con la clave ${clave}`);
+  }
+  const m = MENSAJE[input.decision];
+  if (row.estado !== 'pendiente') {
+    if (row.estado === m.estado && row.mensaje_document_id !== null) return previous(ctx, row);
+    throw ServiceError.badRequest(`El comprobante recibido ${clave} ya fue respondido (${row.estado})`, [{ path: 'decision', message: `already ${row.estado}` }]);
+  }
+  const v = validate(input, row);
+  const issuerRow = row.issuer_id === null ? undefined : await ctx.store.db.selectFrom('issuers').selectAll().where('id', '=', row.issuer_id).executeTakeFirst();
+  if (!issuerRow) throw ServiceError.badRequest(`El receptor del comprobante ${clave} ya no es un emisor de la cuenta`);
+  const issuer = issuerForSigning(ctx, issuerRow);
+  const kind = mensajeReceptorKind(m.tipo);
+  const sucursal = Number(issuer.record.sucursal) || 1;
+
+  for (let attempt = 1; ; attempt++) {
+    const now = ctx.now();
+    const last = await ctx.store.db.selectFrom('documents').select((eb) => eb.fn.max('numero_referencia').as('n')).where('issuer_id', '=', issuerRow.id).where('kind', '=', kind).executeTakeFirst();
+    const numero = Number(last?.n ?? 0) + 1;
+    const consecutivo = buildConsecutivo({ sucursal, terminal: 1, tipoComprobante: m.tipo, numero });
+    const fecha = formatCr(new Date(now));
+    const unsigned = buildMensajeReceptorXml({
+      clave,
+      numeroCedulaEmisor: row.emisor_numero ?? '',
+      fechaEmisionDoc: fecha,
+      mensaje: m.mensaje,
+      ...(v.detalle ? { detalleMensaje: v.detalle } : {}),
+      ...(row.total_impuesto !== null ? { montoTotalImpuesto: row.total_impuesto } : {}),
+      ...(v.condicion && v.condicion !== '05' && issuer.record.codigoActividad ? { codigoActividad: issuer.record.codigoActividad } : {}),
+      ...(v.condicion ? { condicionImpuesto: v.condicion } : {}),
+      ...(v.iva !== undefined ? { montoTotalImpuestoAcreditar: v.iva } : {}),
+      ...(v.gasto !== undefined ? { montoTotalDeGastoAplicable: v.gasto } : {}),
+      totalFactura: row.total_comprobante ?? '0',
+      numeroCedulaReceptor: issuer.record.identificacion,
+      numeroConsecutivoReceptor: consecutivo,
+    });
+    const xml = signCanonical(unsigned, issuer.creds, { signingTime: new Date(now), newId: () => ctx.randomBytes(8).toString('hex') });
+    const key = `${clave}-${consecutivo}`;
+    try {
+      const documentId = await ctx.store.db.transaction().execute(async (trx) => {
+        const doc = await trx
+          .insertInto('documents')
+          .values({
+            account_id: accountId,
+            issuer_id: issuerRow.id,
+            clave: key,
+            kind,
+            sucursal,
+            terminal: 1,
+            numero_referencia: numero,
+            body_hash: `recibido:${row.id}:${input.decision}`,
+            state: 'pendiente',
+            xml,
+            response_xml: null,
+            mensaje: null,
+            detalle_mensaje: null,
+            fecha_emision: fecha,
+            total_comprobante: row.total_comprobante ?? '0',
+            moneda: row.moneda ?? 'CRC',
+            receptor_nombre: row.emisor_nombre,
+            // The POST's emisor is the comprobante's issuer; its receptor, the buyer (NOTES §4.3).
+            emisor_tipo: row.emisor_tipo,
+            emisor_numero: row.emisor_numero,
+            receptor_tipo: issuer.record.tipoIdentificacion,
+            receptor_numero: issuer.record.identificacion,
+            // A MensajeReceptor is mailed to nobody (the receptor's mail after aceptado is for comprobantes).
+            correos: '[]',
+            created_at: now,
+            updated_at: now,
+            decided_at: null,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        await enqueueJob(trx, { type: 'send', document_id: doc.id, run_at: now }, now);
+        const upd = await trx
+          .updateTable('recibidos')
+          .set({
+            estado: m.estado,
+            mensaje: m.mensaje,
+            detalle: v.detalle ?? null,
+            condicion_impuesto: v.condicion ?? null,
+            iva_acreditable: v.iva ?? null,
+            gasto_aplicable: v.gasto ?? null,
+            mensaje_document_id: doc.id,
+            decided_at: now,
+            updated_at: now,
+          })
+          .where('id', '=', row.id)
+          .where('estado', '=', 'pendiente')
+          .executeTakeFirst();
+        if (Number(upd.numUpdatedRows) !== 1) throw new ConcurrentDecision();
+        await queueRecibidoEvent(trx, now, {
+          accountId,
+          recibidoId: row.id,
+          folioId: clave,
+          event: { type: 'recibido.decidido', decision: m.estado, consecutivoReceptor: consecutivo, montoTotalImpuestoAcreditar: v.iva ?? null, montoTotalDeGastoAplicable: v.gasto ?? null },
+        });
+        return Number(doc.id);
+      });
+      ctx.logger.info({ accountId, clave, decision: m.estado, consecutivo }, 'MensajeReceptor queued');
+      return { clave, estado: m.estado, mensaje: m.mensaje, consecutivoReceptor: consecutivo, mensajeClave: key, montoTotalImpuestoAcreditar: v.iva ?? null, montoTotalDeGastoAplicable: v.gasto ?? null, creado: true, documentId };
+    } catch (e) {
+      if (e instanceof ConcurrentDecision) {
+        const now2 = await ctx.store.db.selectFrom('recibidos').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+        if (now2.estado === m.estado && now2.mensaje_document_id !== null) return previous(ctx, now2);
+        throw ServiceError.badRequest(`El comprobante recibido ${clave} ya fue respondido (${now2.estado})`);
+      }
+      // Another answer of this issuer took the number: draw the next one.
+      if (!isUniqueViolation(e) || attempt >= 5) throw e;
+    }
+  }
+}
+
+class ConcurrentDecision extends Error {}
+
+async function previous(ctx: ServiceContext, row: Selectable<RecibidosTable>): Promise<DecisionResult> {
+  const doc = await ctx.store.db.selectFrom('documents').select(['id', 'clave']).where('id', '=', row.mensaje_document_id!).executeTakeFirstOrThrow();
+  const parts = mensajeReceptorKey(doc.clave)!;
+  return {
+    clave: row.clave!,
+    estado: row.estado as DecisionResult['estado'],
+    mensaje: row.mensaje as 1 | 2 | 3,
+    consecutivoReceptor: parts.consecutivoReceptor,
+    mensajeClave: doc.clave,
+    montoTotalImpuestoAcreditar: row.iva_acreditable,
+    montoTotalDeGastoAplicable: row.gasto_aplicable,
+    creado: false,
+    documentId: Number(doc.id),
+  };
+}
