@@ -25,3 +25,42 @@ export interface IssuerDetails {
   registeredAt: string;
   updatedAt: string;
 }
+
+/** The issuer lookup (POST /api/consultar/emisor): exactly the spec's six fields. */
+export interface IssuerSummary {
+  identificacion: number;
+  tipoIdentificacion: number;
+  nombreComercial: string;
+  correoElectronico: string;
+  telefono: string;
+  ambiente: number;
+}
+
+/** The spec's "Exoneration document". */
+export interface ExoneracionSummary {
+  numeroDocumento: string;
+  estado: 'vigente' | 'vencido';
+  porcentajeExoneracion: number;
+  fechaVencimiento: string;
+}
+
+/** The spec's "CABYS entry". */
+export interface CabysEntry {
+  codigo: string;
+  descripcion: string;
+  /** Only when asked for (`impuesto: true`): the code's IVA rate, an integer percent (13, 4, 2, 1 or 0). */
+  impuesto?: number;
+}
+
+/** The spec's "Taxpayer". */
+export interface TaxpayerSummary {
+  nombre: string;
+  tipoIdentificacion: string;
+  identificacion: string;
+  /** Only when asked for (`actividades: true`): active economic activities (codigo as Hacienda lists it, e.g. "6201.0"). */
+  actividades?: { codigo: string; descripcion: string }[];
+  /** Only when asked for (`detalle: true`, which brings `actividades` too): the taxpayer's tax régimen… */
+  regimen?: { codigo: number; descripcion: string };
+  /** …and standing in Hacienda's registry (estado "Inscrito", …; moroso and omiso "SI" or "NO"). */
+  situacion?: { estado: string; moroso: string; omiso: string; administracionTributaria: string };
+}

@@ -36,43 +36,8 @@ export interface DocumentQuery {
   limit?: number;
 }
 
-export interface IssuerSummary {
-  identificacion: number;
-  tipoIdentificacion: number;
-  nombreComercial: string;
-  correoElectronico: string;
-  telefono: string;
-  ambiente: number;
-}
-
-export type { IssuerDetails } from '../api/contract.js';
-import type { IssuerDetails } from '../api/contract.js';
-
-export interface CabysEntry {
-  codigo: string;
-  descripcion: string;
-  /** Only when asked for (`impuesto`): the code's IVA rate, an integer percent (13, 4, 2, 1 or 0). */
-  impuesto?: number;
-}
-
-export interface TaxpayerSummary {
-  nombre: string;
-  tipoIdentificacion: string;
-  identificacion: string;
-  /** Only when asked for: active economic activities (codigo as Hacienda lists it, e.g. "6201.0"). */
-  actividades?: { codigo: string; descripcion: string }[];
-  /** Only when asked for (`detalle`, which brings `actividades` too): the taxpayer's tax régimen… */
-  regimen?: { codigo: number; descripcion: string };
-  /** …and standing in Hacienda's registry (estado "Inscrito", …; moroso and omiso "SI" or "NO"). */
-  situacion?: { estado: string; moroso: string; omiso: string; administracionTributaria: string };
-}
-
-export interface ExoneracionSummary {
-  numeroDocumento: string;
-  estado: 'vigente' | 'vencido';
-  porcentajeExoneracion: number;
-  fechaVencimiento: string;
-}
+export type { CabysEntry, ExoneracionSummary, IssuerDetails, IssuerSummary, TaxpayerSummary } from '../api/contract.js';
+import type { CabysEntry, ExoneracionSummary, IssuerDetails, IssuerSummary, TaxpayerSummary } from '../api/contract.js';
 
 export type BackendErrorCode =
   /** The input was refused; `findings` say why (exit 1). */

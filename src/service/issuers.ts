@@ -7,7 +7,7 @@
 import { parseIssuer } from '../core/document.js';
 import type { IssuerRecord } from '../core/input/schema.js';
 import { credentialsFromKeyPair, exportKeyPair, loadP12, SigningError, validityAt, type SigningCredentials, type SigningKeyPair } from '../core/sign/p12.js';
-import type { IssuerDetails } from '../api/contract.js';
+import type { IssuerDetails, IssuerSummary } from '../api/contract.js';
 import type { Issuer } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
@@ -26,16 +26,6 @@ export interface IssuerSecrets {
    * Sealed with the .p12 and its PIN, which give the same key. Absent in issuers saved before it existed.
    */
   signingKey?: SigningKeyPair;
-}
-
-/** The issuer lookup: exactly the spec's six fields. */
-export interface IssuerPublic {
-  identificacion: number;
-  tipoIdentificacion: number;
-  nombreComercial: string;
-  correoElectronico: string;
-  telefono: string;
-  ambiente: number;
 }
 
 export interface IssuerForSigning {
@@ -125,7 +115,7 @@ export async function findIssuer(ctx: ServiceContext, accountId: number, identif
 }
 
 /** The spec's issuer lookup (six fields) or null when the account has no such issuer. */
-export async function getIssuerPublic(ctx: ServiceContext, accountId: number, identificacion: string | number): Promise<IssuerPublic | null> {
+export async function getIssuerPublic(ctx: ServiceContext, accountId: number, identificacion: string | number): Promise<IssuerSummary | null> {
   const row = await ctx.store.db
     .selectFrom('issuers')
     .select(['record_json'])

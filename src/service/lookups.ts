@@ -4,37 +4,9 @@
  * `ctx.hacienda.endpoints.queryBaseUrl` (the emulator in env local).
  */
 import { HaciendaError, InvalidQueryError, PublicQueryClient } from '../hacienda/index.js';
+import type { CabysEntry, ExoneracionSummary, TaxpayerSummary } from '../api/contract.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
-
-/** The spec's "Exoneration document". */
-export interface ExoneracionLookup {
-  numeroDocumento: string;
-  estado: 'vigente' | 'vencido';
-  porcentajeExoneracion: number;
-  fechaVencimiento: string;
-}
-
-/** The spec's "CABYS entry". */
-export interface CabysEntry {
-  codigo: string;
-  descripcion: string;
-  /** Only when asked for (`impuesto: true`): the code's IVA rate, an integer percent (13, 4, 2, 1, 0). */
-  impuesto?: number;
-}
-
-/** The spec's "Taxpayer". */
-export interface TaxpayerLookup {
-  nombre: string;
-  tipoIdentificacion: string;
-  identificacion: string;
-  /** Only when asked for (`actividades: true`): the taxpayer's active economic activities, as Hacienda lists them. */
-  actividades?: { codigo: string; descripcion: string }[];
-  /** Only when asked for (`detalle: true`, which brings `actividades` too): the régimen, as Hacienda names it… */
-  regimen?: { codigo: number; descripcion: string };
-  /** …and the taxpayer's standing (estado "Inscrito", …; moroso and omiso "SI" or "NO"). */
-  situacion?: { estado: string; moroso: string; omiso: string; administracionTributaria: string };
-}
 
 const clients = new WeakMap<ServiceContext, PublicQueryClient>();
 
@@ -56,7 +28,7 @@ export async function closeLookups(ctx: ServiceContext): Promise<void> {
 }
 
 /** Exoneration document by number (e.g. `AL-00020402-24`); null when Hacienda does not know it. */
-export async function lookupExoneracion(ctx: ServiceContext, numeroDocumento: string): Promise<ExoneracionLookup | null> {
+export async function lookupExoneracion(ctx: ServiceContext, numeroDocumento: string): Promise<ExoneracionSummary | null> {
   const numero = numeroDocumento.trim();
   if (numero === '') return null;
   const e = await query(ctx, (c) => c.getExoneracion(numero));
@@ -90,12 +62,12 @@ export async function lookupTaxpayer(
   ctx: ServiceContext,
   identificacion: string | number,
   opts: { actividades?: boolean; detalle?: boolean } = {},
-): Promise<TaxpayerLookup | null> {
+): Promise<TaxpayerSummary | null> {
   const id = String(identificacion).replace(/[\s-]/g, '').replace(/^0+(?=\d)/, '');
   if (!/^\d+$/.test(id)) return null;
   const t = await query(ctx, (c) => c.getTaxpayer(id));
   if (!t) return null;
-  const found: TaxpayerLookup = { nombre: t.nombre, tipoIdentificacion: t.tipoIdentificacion, identificacion: id };
+  const found: TaxpayerSummary = { nombre: t.nombre, tipoIdentificacion: t.tipoIdentificacion, identificacion: id };
   if (opts.detalle) {
     found.regimen = { codigo: t.regimen.codigo, descripcion: t.regimen.descripcion };
     const s = t.situacion;

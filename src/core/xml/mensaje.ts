@@ -8,7 +8,8 @@ import { dec, money, type Decimal } from '../money.js';
 import { el, INVALID_XML_CHARS, serialize, type XmlChild, type XmlElement } from './canonical.js';
 import { MENSAJE_HACIENDA, MENSAJE_RECEPTOR } from './kinds.js';
 
-export interface MensajeHaciendaInput {
+/** What a MensajeHacienda is about: the document's clave, its emisor and (when the document has one) its receptor. */
+export interface MensajeHaciendaParties {
   clave: string;
   nombreEmisor: string;
   tipoIdentificacionEmisor: string;
@@ -16,6 +17,9 @@ export interface MensajeHaciendaInput {
   nombreReceptor?: string;
   tipoIdentificacionReceptor?: string;
   numeroCedulaReceptor?: string;
+}
+
+export interface MensajeHaciendaInput extends MensajeHaciendaParties {
   /** 1 Aceptado, 3 Rechazado (2 is not used by Hacienda). */
   mensaje: 1 | 3;
   /** Defaults to "Aceptado" / "Rechazado" (max 9 characters). */

@@ -2,6 +2,7 @@
  * Parsing of a received MensajeHacienda or MensajeReceptor (v4.4; the v4.3 and v4.2 namespaces tolerated).
  * Throws XmlParseError for malformed XML, another root or a missing element.
  */
+import type { MensajeHaciendaParties } from './mensaje.js';
 import { MENSAJE_HACIENDA, MENSAJE_RECEPTOR, NS_BASE_V42, NS_BASE_V43, NS_BASE_V44 } from './kinds.js';
 import { list, parseXmlRoot, rawFromDom, Reader, XmlParseError, type DomNodeLike, type RawDocument } from './raw-document.js';
 
@@ -20,15 +21,8 @@ function mensajeCode(value: string, path: string): 1 | 2 | 3 {
   throw new XmlParseError(`${path}/Mensaje: expected 1, 2 or 3, got "${value}"`);
 }
 
-export interface MensajeHaciendaData {
+export interface MensajeHaciendaData extends MensajeHaciendaParties {
   version: MensajeVersion;
-  clave: string;
-  nombreEmisor: string;
-  tipoIdentificacionEmisor: string;
-  numeroCedulaEmisor: string;
-  nombreReceptor?: string;
-  tipoIdentificacionReceptor?: string;
-  numeroCedulaReceptor?: string;
   mensaje: 1 | 2 | 3;
   estadoMensaje?: string;
   detalleMensaje?: string;

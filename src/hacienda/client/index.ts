@@ -5,21 +5,7 @@ export { HttpClient, NetworkError, type HttpClientOptions, type HttpRequest, typ
 export { DEFAULT_RETRY, backoffDelay, serverWaitMs, type RetryPolicy } from './retry.js';
 export { TokenManager, type HaciendaCredentials, type TokenManagerOptions, type TokenManagerStats, type TokenResponse } from './token-manager.js';
 export { ReceptionClient } from './reception.js';
-export {
-  isAlreadyReceivedCause,
-  receptionBody,
-  type ComprobanteItem,
-  type ComprobanteParty,
-  type Estado,
-  type IdentificacionApi,
-  type ListComprobantesParams,
-  type ListComprobantesResult,
-  type ReceptionClientOptions,
-  type ReceptionStatus,
-  type SubmitRequest,
-  type SubmitResult,
-  type WaitOptions,
-} from './reception-api.js';
+export * from './reception-api.js';
 export {
   PublicQueryClient,
   DEFAULT_QUERY_TTLS,
