@@ -15,6 +15,7 @@ import { NS_DS, NS_XADES } from '../src/core/sign/policy.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
 import { buildMensajeReceptorXml } from '../src/core/xml/mensaje.js';
 import type { Comprobante } from '../src/core/model.js';
+import { partiesOf } from '../src/core/parties.js';
 import { ReceptionClient, resolveEndpoints, type ReceptionStatus, type SubmitRequest } from '../src/hacienda/client/index.js';
 import { CODIGOS, startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
@@ -28,6 +29,7 @@ let emu: RunningEmulator;
 let rc: ReceptionClient;
 let t: TestIssuer;
 let seq = 0;
+const NAME_FE = '01-fe-servicios-13.json';
 const code = () => String(10_000_000 + seq++).slice(-8);
 const newId = () => randomBytes(8).toString('hex');
 
@@ -46,14 +48,15 @@ afterAll(async () => {
 });
 
 function request(doc: Comprobante, xml: string, clave = doc.clave): SubmitRequest {
+  // The POST's emisor is who issues the document: the Receptor of an FEC, which the buyer issues.
+  const { issuer, counterpart: r } = partiesOf(doc);
   const req: SubmitRequest = {
     clave,
     fecha: doc.fechaEmision,
-    emisor: { tipoIdentificacion: doc.emisor.identificacion.tipo, numeroIdentificacion: doc.emisor.identificacion.numero },
+    emisor: { tipoIdentificacion: issuer!.tipo, numeroIdentificacion: issuer!.numero },
     comprobanteXml: xml,
   };
   // The reception JSON allows 12 characters (NOTES §4.3); longer foreign ids stay only in the XML.
-  const r = doc.receptor?.identificacion;
   if (r && r.numero.length <= 12) req.receptor = { tipoIdentificacion: r.tipo, numeroIdentificacion: r.numero };
   return req;
 }
@@ -85,7 +88,7 @@ function unsigned(name: string, mutate?: (b: Record<string, unknown>) => void) {
 const sign = (xml: string) => signCanonical(xml, t.creds, { signingTime: new Date(), newId });
 const codes = (st: ReceptionStatus) => [...new Set(st.mensaje?.errores.map((e) => e.codigo))];
 
-describe('accepted: every signed fixture (FE, NC, TE)', () => {
+describe('accepted: every signed fixture (FE, ND, NC, TE, FEC, FEE, REP)', () => {
   it.each(names)('%s → aceptado, Mensaje 1, totals echoed', async (name) => {
     const r = issue(name);
     const st = await verdict(request(r.doc, r.xml));
@@ -95,7 +98,8 @@ describe('accepted: every signed fixture (FE, NC, TE)', () => {
       clave: r.doc.clave,
       mensaje: 1,
       estadoMensaje: 'Aceptado',
-      numeroCedulaEmisor: '3101123456',
+      // The answer names the comprobante's Emisor: an FEC's is the seller (the issuer is its Receptor).
+      numeroCedulaEmisor: r.doc.emisor.identificacion.numero,
       totalFactura: r.totals.resumen.totalComprobante.toFixed(5),
     });
   });
@@ -243,6 +247,129 @@ describe('rejected, each with its specific reason', () => {
 
   it('an accepted first-time issuer becomes a known taxpayer (/fe/ae)', () => {
     expect(emu.state.registry.getTaxpayer('3101123456')?.nombre).toBe('SOFTWARE TICO SOCIEDAD ANONIMA');
+  });
+});
+
+describe('the kinds of issue 15 (ND, FEC, FEE, REP): one defect each, rejected with its reason', () => {
+  const num = (n: number) => (b: Record<string, unknown>) => ((b as { numeroReferencia: number }).numeroReferencia = n);
+  const without = (xml: string, element: string) => xml.replace(new RegExp(`<${element}>[\\s\\S]*?</${element}>`, 'g'), '');
+
+  it('ND without InformacionReferencia → the schema (-1) names it', async () => {
+    const u = unsigned('14-nd-ajuste-servicios.json', num(9101));
+    const xml = without(u.xml, 'InformacionReferencia');
+    expect(xml).not.toBe(u.xml);
+    const st = await verdict(request(u.doc, sign(xml)));
+    expect(st.estado).toBe('rechazado');
+    expect(codes(st)).toEqual([-1]);
+    expect(st.mensaje?.detalleMensaje).toContain('InformacionReferencia');
+  });
+
+  it('ND TotalComprobante off by 1 → a sum of ResumenFactura (the emulator\'s own code)', async () => {
+    const u = unsigned('16-nd-bienes-servicios.json', num(9102));
+    const xml = u.xml.replace('<TotalComprobante>68365.00000</TotalComprobante>', '<TotalComprobante>68366.00000</TotalComprobante>');
+    expect(xml).not.toBe(u.xml);
+    const st = await verdict(request(u.doc, sign(xml)));
+    expect(st.estado).toBe('rechazado');
+    expect(codes(st)).toEqual([CODIGOS.TOTALES]);
+    expect(st.mensaje?.errores[0]?.mensaje).toContain('TotalComprobante');
+  });
+
+  it('REP without InformacionReferencia → the schema (-1) names it', async () => {
+    const u = unsigned('23-rep-credito-90-dias.json', num(9103));
+    const st = await verdict(request(u.doc, sign(without(u.xml, 'InformacionReferencia'))));
+    expect(st.estado).toBe('rechazado');
+    expect(codes(st)).toEqual([-1]);
+    expect(st.mensaje?.detalleMensaje).toContain('InformacionReferencia');
+  });
+
+  it('REP whose TotalComprobante adds the tax (it is TotalVenta in a recibo) → rejected naming TotalComprobante', async () => {
+    const u = unsigned('23-rep-credito-90-dias.json', num(9104));
+    const xml = u.xml.replace('<TotalComprobante>250000.00000</TotalComprobante>', '<TotalComprobante>282500.00000</TotalComprobante>');
+    expect(xml).not.toBe(u.xml);
+    const st = await verdict(request(u.doc, sign(xml)));
+    expect(st.estado).toBe('rechazado');
+    expect(codes(st)).toEqual([CODIGOS.TOTALES]);
+    expect(st.mensaje?.errores[0]?.mensaje).toContain('TotalComprobante');
+  });
+
+  it('REP line tax off by 1 → the product check names the line', async () => {
+    const u = unsigned('25-rep-tarifa-reducida.json', num(9105));
+    const xml = u.xml.replace('<Monto>4000.00000</Monto>', '<Monto>4001.00000</Monto>').replace(/<ImpuestoNeto>4000.00000</, '<ImpuestoNeto>4001.00000<')
+      .replace('<MontoTotalLinea>104000.00000<', '<MontoTotalLinea>104001.00000<').replace(/<TotalMontoImpuesto>4000.00000</, '<TotalMontoImpuesto>4001.00000<')
+      .replace('<TotalImpuesto>4000.00000<', '<TotalImpuesto>4001.00000<');
+    const st = await verdict(request(u.doc, sign(xml)));
+    expect(st.estado).toBe('rechazado');
+    expect(codes(st)).toEqual([CODIGOS.TOTALES]);
+    expect(st.mensaje?.errores.map((e) => e.mensaje).join(' ')).toContain('LineaDetalle 1 Impuesto 01 Monto');
+  });
+
+  it('FEE to a Costa Rican receptor (02) → wrong receptor type (the emulator\'s own code)', async () => {
+    const u = unsigned('20-fee-cafe-usd.json', num(9106));
+    const xml = u.xml.replace('<Tipo>05</Tipo><Numero>US770123456</Numero>', '<Tipo>02</Tipo><Numero>3101987654</Numero>');
+    expect(xml).not.toBe(u.xml);
+    const req = request(u.doc, sign(xml));
+    req.receptor = { tipoIdentificacion: '02', numeroIdentificacion: '3101987654' };
+    const st = await verdict(req);
+    expect(st.estado).toBe('rechazado');
+    expect(codes(st)).toEqual([CODIGOS.TIPO_IDENTIFICACION]);
+    expect(st.mensaje?.errores[0]?.mensaje).toContain('Extranjero No Domiciliado (tipo de identificación 05)');
+  });
+
+  it('FEC from a no contribuyente (06) without CondicionVenta 13 → wrong emisor type', async () => {
+    const u = unsigned('19-fec-bienes-usados.json', num(9107));
+    const xml = u.xml.replace('<CondicionVenta>13</CondicionVenta>', '<CondicionVenta>01</CondicionVenta>');
+    expect(xml).not.toBe(u.xml);
+    const st = await verdict(request(u.doc, sign(xml)));
+    expect(st.estado).toBe('rechazado');
+    expect(codes(st)).toEqual([CODIGOS.TIPO_IDENTIFICACION]);
+    expect(st.mensaje?.errores[0]?.mensaje).toContain('condición de venta 13');
+  });
+
+  it('FEC signed by the seller rather than the buyer who issues it → firmante ≠ emisor (-60)', async () => {
+    const seller = loadP12(createTestP12({ id: '301230456', type: '01', pin: '1234' }), '1234', new Date());
+    const r = issue('17-fec-agricultor.json', num(9108), seller);
+    const st = await verdict(request(r.doc, r.xml));
+    expect(st.estado).toBe('rechazado');
+    expect(codes(st)).toEqual([-60]);
+  });
+
+  it('REP 11 paying an FE this emulator accepted with CondicionVenta 01 → rejected; paying one with CondicionVenta 10 → aceptado', async () => {
+    const contado = issue(NAME_FE, num(9110));
+    const credito = issue(NAME_FE, (b) => Object.assign(b, { numeroReferencia: 9111, condicionVenta: '10', plazoCredito: 60 }));
+    expect((await verdict(request(contado.doc, contado.xml))).estado).toBe('aceptado');
+    expect((await verdict(request(credito.doc, credito.xml))).estado).toBe('aceptado');
+    const pays = (fe: typeof contado, n: number) =>
+      issue('23-rep-credito-90-dias.json', (b) => {
+        num(n)(b);
+        const ref = (b as { informacionReferencia: { numero: string; fechaEmision: string }[] }).informacionReferencia[0]!;
+        ref.numero = fe.doc.clave;
+        ref.fechaEmision = fe.doc.fechaEmision;
+      });
+    const wrong = pays(contado, 9112);
+    const st = await verdict(request(wrong.doc, wrong.xml));
+    expect(st.estado).toBe('rechazado');
+    expect(codes(st)).toEqual([CODIGOS.REFERENCIA]);
+    expect(st.mensaje?.errores[0]?.mensaje).toBe(
+      `El Recibo Electrónico de Pago con condición de venta 11 debe referirse a un comprobante con condición de venta 10; el comprobante ${contado.doc.clave} tiene condición de venta 01.`,
+    );
+    const right = pays(credito, 9113);
+    const ok = await verdict(request(right.doc, right.xml));
+    expect(ok.mensaje?.errores, ok.mensaje?.detalleMensaje).toEqual([]);
+    expect(ok.estado).toBe('aceptado');
+  });
+
+  it('an ND adjusting a comprobante this emulator rejected → rejected (a clave it never received is not judged)', async () => {
+    const bad = unsigned(NAME_FE, num(9114));
+    const badXml = sign(bad.xml.replace('<TotalComprobante>918125.00000</TotalComprobante>', '<TotalComprobante>918126.00000</TotalComprobante>'));
+    expect((await verdict(request(bad.doc, badXml))).estado).toBe('rechazado');
+    const nd = issue('14-nd-ajuste-servicios.json', (b) => {
+      num(9115)(b);
+      (b as { informacionReferencia: { numero: string }[] }).informacionReferencia[0]!.numero = bad.doc.clave;
+    });
+    const st = await verdict(request(nd.doc, nd.xml));
+    expect(st.estado).toBe('rechazado');
+    expect(codes(st)).toEqual([CODIGOS.REFERENCIA]);
+    expect(st.mensaje?.errores[0]?.mensaje).toBe(`El comprobante de referencia ${bad.doc.clave} fue rechazado por el Ministerio de Hacienda.`);
   });
 });
 

@@ -62,15 +62,16 @@ export function parseIssuer(input: unknown): { ok: true; issuer: IssuerRecord } 
  * Parses and checks a document body for an issuer. `issuer` must already be valid (parseIssuer).
  * Every problem is a finding addressed by its path in the body.
  */
-/** Whether a body asks for a recibo de pago (tipoDoc "10"), whose lines have a shape of their own. */
-function isRepBody(body: unknown): boolean {
-  if (body === null || typeof body !== 'object') return false;
+/** The schema of a body: a recibo de pago's (tipoDoc "10") has payment lines of its own shape. */
+export function bodySchemaFor(body: unknown): typeof DocumentBody | typeof RepDocumentBody {
+  if (body === null || typeof body !== 'object') return DocumentBody;
   const t = (body as { tipoDoc?: unknown }).tipoDoc;
-  return (typeof t === 'string' || typeof t === 'number') && KIND_OF_TIPO_DOC[String(t).trim()] === 'REP';
+  const rep = (typeof t === 'string' || typeof t === 'number') && KIND_OF_TIPO_DOC[String(t).trim()] === 'REP';
+  return rep ? RepDocumentBody : DocumentBody;
 }
 
 export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOptions = {}): ParseResult {
-  const parsed = parseReportingUnknownKeys(isRepBody(body) ? RepDocumentBody : DocumentBody, body);
+  const parsed = parseReportingUnknownKeys(bodySchemaFor(body), body);
   if (!parsed.success) return { ok: false, findings: parsed.findings };
   const b = parsed.data;
   const findings: Finding[] = [...parsed.unknownKeys];

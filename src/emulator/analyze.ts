@@ -34,9 +34,11 @@ import { verifyXadesDocument } from '../core/sign/verify.js';
 import type { VerifyReport } from '../core/sign/verify-report.js';
 import { parseXmlDocument } from '../core/sign/xml-dom.js';
 import { parseClave } from '../core/clave.js';
+import { partiesOf } from '../core/parties.js';
 import { crParts, parseIsoDateTime } from '../core/dates.js';
 import { CODIGOS, err, isAccepted, TEXTOS } from './codes.js';
 import { lineErrors, sumErrors, totalsErrors } from './figures.js';
+import { kindErrors } from './kinds.js';
 import type { EmulatorEnvironment, IdRef, ValidationErrorItem } from './store.js';
 
 export interface ValidationMeta {
@@ -71,6 +73,8 @@ export interface ValidationResult {
   totalFactura?: string;
   /** InformacionReferencia entries (TipoDocIR, Numero). */
   referencias?: { tipoDoc: string; numero: string }[];
+  /** CondicionVenta, for the references of a later recibo de pago (kinds.ts). */
+  condicionVenta?: string;
   /** CodigoActividadEmisor, to register a first-time issuer and to check it against the catalogue. */
   codigoActividadEmisor?: string;
   /** The CABYS code of each line, for the catalogue check (-400). */
@@ -159,6 +163,7 @@ export function analyzeDocument(xmlBytes: Uint8Array, meta: ValidationMeta, opts
     referencias: doc.informacionReferencia.filter((r) => r.numero).map((r) => ({ tipoDoc: r.tipoDocIR, numero: r.numero! })),
   };
   if (doc.codigoActividadEmisor) result.codigoActividadEmisor = doc.codigoActividadEmisor;
+  if (doc.condicionVenta) result.condicionVenta = doc.condicionVenta;
   if (doc.receptor) {
     result.nombreReceptor = doc.receptor.nombre;
     if (doc.receptor.identificacion) {
@@ -168,7 +173,7 @@ export function analyzeDocument(xmlBytes: Uint8Array, meta: ValidationMeta, opts
   }
 
   // 3-4. Signature and signer
-  const issuer = doc.kind === 'FEC' ? doc.receptor?.identificacion : doc.emisor.identificacion;
+  const { issuer } = partiesOf(doc);
   if (opts.signature !== false) {
     const report = verifyXadesDocument(dom, text, meta.now, { crossCheck: false });
     const sig = signatureErrors(report);
@@ -184,7 +189,7 @@ export function analyzeDocument(xmlBytes: Uint8Array, meta: ValidationMeta, opts
   errors.push(...claveErrors(doc, meta, issuer?.numero, futureMs));
 
   // 6. Lines, payment, and totals
-  errors.push(...lineErrors(doc));
+  errors.push(...lineErrors(doc), ...kindErrors(doc));
   if (opts.totals !== false) errors.push(...sumErrors(doc), ...totalsErrors(doc, tolerance));
   result.cabys = doc.lineas.map((l) => ({ linea: l.numeroLinea, codigo: l.codigoCABYS ?? '' }));
   if (doc.emisor.ubicacion) result.ubicacionEmisor = doc.emisor.ubicacion;
@@ -303,7 +308,7 @@ function claveErrors(doc: ParsedComprobante, meta: ValidationMeta, issuerNumero:
   if (issuerNumero !== undefined && stripZeros(meta.emisor.numeroIdentificacion) !== stripZeros(issuerNumero)) {
     out.push(err(CODIGOS.DATOS_ENVIO, `El emisor enviado (${meta.emisor.numeroIdentificacion}) no coincide con el del comprobante (${issuerNumero}).`));
   }
-  const recId = doc.kind === 'FEC' ? doc.emisor.identificacion : doc.receptor?.identificacion;
+  const recId = partiesOf(doc).counterpart;
   if (meta.receptor && recId && stripZeros(meta.receptor.numeroIdentificacion) !== stripZeros(recId.numero)) {
     out.push(err(CODIGOS.DATOS_ENVIO, `El receptor enviado (${meta.receptor.numeroIdentificacion}) no coincide con el del comprobante (${recId.numero}).`));
   }

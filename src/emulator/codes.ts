@@ -40,6 +40,10 @@ export const CODIGOS = {
   TIPO_COMPROBANTE: -9004,
   /** A MensajeReceptor about a clave this Hacienda never received (or did not accept). */
   COMPROBANTE_DESCONOCIDO: -9005,
+  /** The other party's tipo de identificación is not one the kind allows (Nota 4; kinds.ts). */
+  TIPO_IDENTIFICACION: -9006,
+  /** A reference the kind may not make, or to a comprobante that cannot take it (kinds.ts). */
+  REFERENCIA: -9007,
   RECHAZO_FORZADO: -9090,
   ERROR_INTERNO: -9098,
 } as const;

@@ -59,6 +59,14 @@ function sums(doc: ParsedComprobante): ValidationErrorItem[] {
   const own = (what: string, stated: string | undefined, sum: Decimal) => {
     if (!d(stated).equals(sum)) out.push(err(CODIGOS.TOTALES, `${what} (${d(stated).toFixed(5)}) no coincide con la suma de sus componentes (${sum.toFixed(5)}).`));
   };
+  if (doc.kind === 'REP') {
+    // A recibo de pago has no classification totals: TotalVenta is the sum of the lines' MontoTotal, and
+    // TotalComprobante is TotalVenta (ANEXOS p.52, p.55).
+    own('TotalVenta', r.totalVenta, doc.lineas.reduce((a, l) => a.plus(d(l.montoTotal)), dec(0)));
+    own('TotalVentaNeta', r.totalVentaNeta, d(r.totalVenta).minus(d(r.totalDescuentos)));
+    own('TotalComprobante', r.totalComprobante, d(r.totalVenta));
+    return out;
+  }
   own('TotalGravado', r.totalGravado, d(r.totalServGravados).plus(d(r.totalMercanciasGravadas)));
   own('TotalExento', r.totalExento, d(r.totalServExentos).plus(d(r.totalMercanciasExentas)));
   own('TotalExonerado', r.totalExonerado, d(r.totalServExonerado).plus(d(r.totalMercExonerada)));
@@ -137,12 +145,15 @@ function toLinea(l: ParsedLinea, i: number): Linea {
  * figures are compared exactly by sumErrors.
  */
 export function totalsErrors(doc: ParsedComprobante, tolerance: string): ValidationErrorItem[] {
-  if (doc.kind === 'REP' || doc.lineas.some((l) => l.tieneSurtido || l.cantidad === undefined || l.precioUnitario === undefined)) return [];
+  const rep = doc.kind === 'REP';
+  if (!rep && doc.lineas.some((l) => l.tieneSurtido || l.cantidad === undefined || l.precioUnitario === undefined)) return [];
   let totals: Totals;
   try {
     const otrosCargos: OtroCargo[] = doc.otrosCargos.map((o) => ({ tipoDocumento: o.tipoDocumento, detalle: o.detalle, montoCargo: dec(o.montoCargo) }));
     const mediosPago: MedioPago[] = doc.mediosPago.map((m) => ({ tipoMedioPago: m.tipoMedioPago ?? '01' }));
-    totals = computeTotals({ lineas: doc.lineas.map(toLinea), otrosCargos, mediosPago });
+    // A recibo de pago's line: MontoTotal is the amount paid (1 × it), SubTotal the base of its IVA (montoPago).
+    const lineas = doc.lineas.map((l, i) => (rep ? { ...toLinea({ ...l, cantidad: '1', precioUnitario: l.montoTotal }, i), montoPago: dec(l.subTotal) } : toLinea(l, i)));
+    totals = computeTotals({ kind: doc.kind, lineas, otrosCargos, mediosPago });
   } catch (e) {
     if (e instanceof RangeError) return []; // e.g. specific taxes the core does not compute: not judged
     return [err(CODIGOS.TOTALES, `No se pudieron recalcular los totales: ${e instanceof Error ? e.message : String(e)}`)];

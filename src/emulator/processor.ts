@@ -5,6 +5,7 @@
  * MensajeHacienda, learns first-time issuers, and fires the callback.
  */
 import { parseClave } from '../core/clave.js';
+import { referenceErrors } from './kinds.js';
 import { deliverCallback, type CallbackOptions } from './callback.js';
 import type { FaultConfig } from './faults.js';
 import type { MensajeHaciendaSigner } from './mensaje.js';
@@ -184,6 +185,7 @@ export class ReceptionProcessor {
         errors.push({ codigo: CODIGOS.COMPROBANTE_DESCONOCIDO, mensaje: `El comprobante electrónico con la clave ${rec.clave} ${why}.`, fila: 0, columna: 0 });
       }
     }
+    if (!result.unreadable && !rec.consecutivoReceptor) errors.push(...referenceErrors(store, env, result));
     const forced = this.o.faults().rejectClaves;
     if (forced.includes(rec.clave) || forced.includes(key)) {
       errors.push({ codigo: CODIGOS.RECHAZO_FORZADO, mensaje: 'Rechazo forzado por la configuración de fallas del emulador.', fila: 0, columna: 0 });
@@ -234,6 +236,7 @@ export class ReceptionProcessor {
     if (result.nombreReceptor) patch.nombreReceptor = result.nombreReceptor;
     if (result.referencias?.length) patch.referencias = result.referencias;
     if (result.tipoComprobante) patch.tipoComprobante = result.tipoComprobante;
+    if (result.condicionVenta) patch.condicionVenta = result.condicionVenta;
     const updated = store.updateReception(env, key, patch);
     if (accepted && !rec.consecutivoReceptor) this.learnTaxpayer(result);
     if (updated) await this.callback(updated);

@@ -52,6 +52,8 @@ export interface ReceptionRecord {
   errors?: ValidationErrorItem[];
   /** Documents this one references (InformacionReferencia), for /comprobantes notasCredito/notasDebito. */
   referencias?: { tipoDoc: string; numero: string }[];
+  /** CondicionVenta of a comprobante, for the references of a later recibo de pago (kinds.ts). */
+  condicionVenta?: string;
   /** Tipo de comprobante (01 FE, 03 NC, ...), when known. */
   tipoComprobante?: string;
   callback?: { attempts: number; delivered: boolean; lastStatus?: number; lastError?: string };

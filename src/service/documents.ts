@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { parseConsecutivo, securityCodeFrom } from '../core/clave.js';
 import { issueComprobante } from '../core/comprobante.js';
 import { parseReportingUnknownKeys } from '../core/input/findings.js';
-import { DocumentBody } from '../core/input/schema.js';
+import { bodySchemaFor } from '../core/document.js';
+import { partiesOf } from '../core/parties.js';
 import { money } from '../core/money.js';
 import type { Insertable } from 'kysely';
 import type { DocumentRow, DocumentsTable, DocumentState } from '../store/schema.js';
@@ -27,14 +28,17 @@ export interface SubmitResult {
 
 /** tipoDoc → kind, as the core reads it (src/core/document.ts). */
 
-const KIND_NAMES: Record<string, string> = { FE: 'factura electrónica', NC: 'nota de crédito', TE: 'tiquete electrónico' };
+const KIND_NAMES: Record<string, string> = {
+  FE: 'factura electrónica', ND: 'nota de débito', NC: 'nota de crédito', TE: 'tiquete electrónico',
+  FEC: 'factura electrónica de compra', FEE: 'factura electrónica de exportación', REP: 'recibo electrónico de pago',
+};
 
 /** Submits a document body (spec "Electronic document") for an issuer of the account. */
 export async function submitDocument(ctx: ServiceContext, accountId: number, body: unknown): Promise<SubmitResult> {
   // Unknown keys alone do not stop here: the body's issuer and numbering are read without them (an identical
   // resubmission of a body stored before unknown keys were refused still gets its clave), and issueComprobante
   // reports them with every other finding.
-  const parsed = parseReportingUnknownKeys(DocumentBody, body);
+  const parsed = parseReportingUnknownKeys(bodySchemaFor(body), body);
   if (!parsed.success) throw ServiceError.validation(parsed.findings);
   const b = parsed.data;
 
@@ -65,6 +69,7 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, bod
     });
     if (!issued.ok) throw ServiceError.validation(issued.findings);
     const { doc, totals, xml } = issued;
+    const parties = partiesOf(doc);
     const parts = parseConsecutivo(doc.numeroConsecutivo);
     if (!parts) throw new Error(`unexpected consecutivo ${doc.numeroConsecutivo}`);
     const key = { kind: doc.kind, sucursal: parts.sucursal, terminal: parts.terminal, numero: parts.numero };
@@ -86,11 +91,12 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, bod
         fecha_emision: doc.fechaEmision,
         total_comprobante: money(totals.resumen.totalComprobante),
         moneda: doc.moneda.codigoMoneda,
-        receptor_nombre: doc.receptor?.nombre ?? null,
-        emisor_tipo: doc.emisor.identificacion.tipo,
-        emisor_numero: doc.emisor.identificacion.numero,
-        receptor_tipo: doc.receptor?.identificacion.tipo ?? null,
-        receptor_numero: doc.receptor?.identificacion.numero ?? null,
+        // The other party (an FEC's seller, its Emisor); the POST's emisor is who issues it (core/parties.ts).
+        receptor_nombre: (doc.kind === 'FEC' ? doc.emisor.nombre : doc.receptor?.nombre) ?? null,
+        emisor_tipo: parties.issuer?.tipo ?? doc.emisor.identificacion.tipo,
+        emisor_numero: parties.issuer?.numero ?? doc.emisor.identificacion.numero,
+        receptor_tipo: parties.counterpart?.tipo ?? null,
+        receptor_numero: parties.counterpart?.numero ?? null,
         correos: JSON.stringify(mailRecipients(b.receptor === '' ? undefined : b.receptor.correoElectronico, b.correosAdicionales)),
         created_at: now,
         updated_at: now,
