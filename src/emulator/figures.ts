@@ -3,10 +3,11 @@
  * (-492), PlazoCredito (-58), TotalDesgloseImpuesto (-487); the sums compared exactly against the document's own
  * figures (-46, -52, -54 and the other sums of ResumenFactura); the products recomputed with a tolerance.
  */
-import type { ParsedComprobante, ParsedLinea } from '../core/xml/parse-comprobante.js';
+import { lineaOfParsed } from '../core/received/figures.js';
+import type { ParsedComprobante } from '../core/xml/parse-comprobante.js';
 import { computeTotals, compareFigures, type Totals } from '../core/totals.js';
 import { dec, type Decimal } from '../core/money.js';
-import type { Impuesto, Linea, MedioPago, OtroCargo } from '../core/model.js';
+import type { MedioPago, OtroCargo } from '../core/model.js';
 import { CODIGOS, err, TEXTOS } from './codes.js';
 import type { ValidationErrorItem } from './store.js';
 
@@ -94,50 +95,6 @@ function isNonZero(v: string | undefined): boolean {
 
 // --- Totals ----------------------------------------------------------------------------------------
 
-function optDec(v: string | undefined): Decimal | undefined {
-  return v === undefined || v === '' ? undefined : dec(v);
-}
-
-function toLinea(l: ParsedLinea, i: number): Linea {
-  const linea: Linea = {
-    numeroLinea: Number(l.numeroLinea) || i + 1,
-    codigoCABYS: l.codigoCABYS ?? '',
-    codigoComercial: l.codigoComercial,
-    cantidad: dec(l.cantidad ?? '1'),
-    unidadMedida: l.unidadMedida ?? 'Unid',
-    detalle: l.detalle,
-    precioUnitario: dec(l.precioUnitario ?? l.montoTotal),
-    descuentos: l.descuentos.map((d) => ({
-      montoDescuento: dec(d.montoDescuento),
-      codigoDescuento: d.codigoDescuento,
-      ...(d.codigoDescuentoOtro ? { codigoDescuentoOtro: d.codigoDescuentoOtro } : {}),
-      ...(d.naturalezaDescuento ? { naturalezaDescuento: d.naturalezaDescuento } : {}),
-    })),
-    impuestos: l.impuestos.map((t) => {
-      const imp: Impuesto = { codigo: t.codigo };
-      if (t.codigoTarifaIVA !== undefined) imp.codigoTarifaIVA = t.codigoTarifaIVA;
-      const tarifa = optDec(t.tarifa);
-      if (tarifa) imp.tarifa = tarifa;
-      const factor = optDec(t.factorCalculoIVA);
-      if (factor) imp.factorCalculoIVA = factor;
-      if (t.exoneracion) {
-        imp.exoneracion = {
-          tipoDocumento: t.exoneracion.tipoDocumento,
-          numeroDocumento: t.exoneracion.numeroDocumento,
-          nombreInstitucion: t.exoneracion.nombreInstitucion,
-          fechaEmision: t.exoneracion.fechaEmision,
-          tarifaExonerada: dec(t.exoneracion.tarifaExonerada),
-        };
-      }
-      return imp;
-    }),
-  };
-  if (l.ivaCobradoFabrica) linea.ivaCobradoFabrica = l.ivaCobradoFabrica;
-  const asumido = optDec(l.impuestoAsumidoEmisorFabrica);
-  if (asumido) linea.impuestoAsumidoEmisorFabrica = asumido;
-  return linea;
-}
-
 /**
  * Recomputes the figures that are products (cantidad × precio, base × tarifa, the exoneración) or sums of products
  * per kind of sale (TotalServGravados …), and lists every one that differs by more than the tolerance: each is a
@@ -152,7 +109,7 @@ export function totalsErrors(doc: ParsedComprobante, tolerance: string): Validat
     const otrosCargos: OtroCargo[] = doc.otrosCargos.map((o) => ({ tipoDocumento: o.tipoDocumento, detalle: o.detalle, montoCargo: dec(o.montoCargo) }));
     const mediosPago: MedioPago[] = doc.mediosPago.map((m) => ({ tipoMedioPago: m.tipoMedioPago ?? '01' }));
     // A recibo de pago's line: MontoTotal is the amount paid (1 × it), SubTotal the base of its IVA (montoPago).
-    const lineas = doc.lineas.map((l, i) => (rep ? { ...toLinea({ ...l, cantidad: '1', precioUnitario: l.montoTotal }, i), montoPago: dec(l.subTotal) } : toLinea(l, i)));
+    const lineas = doc.lineas.map((l, i) => (rep ? { ...lineaOfParsed({ ...l, cantidad: '1', precioUnitario: l.montoTotal }, i), montoPago: dec(l.subTotal) } : lineaOfParsed(l, i)));
     totals = computeTotals({ kind: doc.kind, lineas, otrosCargos, mediosPago });
   } catch (e) {
     if (e instanceof RangeError) return []; // e.g. specific taxes the core does not compute: not judged
