@@ -17,6 +17,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The tests import the sources; the few that spawn bin/fecr.js get dist/ built once per run.
+    globalSetup: ['test/helpers/global-build.ts'],
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'postgres', include: ON_BOTH_STORES, env: { FECR_TEST_STORE: 'postgres' } } },

@@ -1,18 +1,18 @@
-// What `npm run build` makes (npm test builds first): the CLI shell bundle that bin/fecr.js loads, and the
-// vendor bundles every module reaches through package.json "imports" (scripts/bundle.mjs).
+// What `npm run build` makes (scripts/bundle.mjs; the vitest globalSetup test/helpers/global-build.ts builds it
+// once per run): one ES module bundle of the CLI in dist/, with a chunk per command's code, that bin/fecr.js runs.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { profileBackend, type Ctx } from '../src/cli/context.js';
 import { buildProgram } from '../src/cli/program.js';
-import type { Ctx } from '../src/cli/context.js';
 
 const root = new URL('..', import.meta.url).pathname;
-const VENDORED = ['kysely', 'jose', 'fast-xml-parser'];
+const dist = join(root, 'dist');
 
-function fecr(args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [join(root, 'bin/fecr.js'), ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', COLUMNS: '100', ...env } });
+function fecr(args: string[], env: Record<string, string> = {}, bin = join(root, 'bin/fecr.js')) {
+  return spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', COLUMNS: '100', ...env } });
 }
 
 function sourceFiles(dir: string): string[] {
@@ -22,11 +22,33 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-describe('the CLI shell bundle', () => {
-  it('bin/fecr.js runs dist/cli/shell.cjs, whose command tree is the one of the sources', () => {
-    expect(existsSync(join(root, 'dist/cli/shell.cjs'))).toBe(true);
+interface Meta {
+  outputs: Record<string, { bytes: number; imports: { path: string; kind: string; external?: boolean }[]; inputs: Record<string, unknown>; entryPoint?: string }>;
+}
+const meta = (): Meta => JSON.parse(readFileSync(join(dist, 'meta.json'), 'utf8')) as Meta;
+
+/** The output files an output loads before it runs (its static imports, transitively), and the packages it imports. */
+function staticClosure(m: Meta, start: string): { files: string[]; external: string[] } {
+  const files = new Set<string>();
+  const external = new Set<string>();
+  const walk = (f: string) => {
+    if (files.has(f)) return;
+    files.add(f);
+    for (const i of m.outputs[f]!.imports) {
+      if (i.kind !== 'import-statement') continue;
+      if (i.external) external.add(i.path);
+      else walk(i.path);
+    }
+  };
+  walk(start);
+  return { files: [...files], external: [...external] };
+}
+
+describe('the CLI bundle', () => {
+  it('bin/fecr.js runs dist/fecr.js, whose command tree is the one of the sources', () => {
+    expect(existsSync(join(dist, 'fecr.js'))).toBe(true);
     const out: string[] = [];
-    const ctx = { io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: () => true }, env: {}, cwd: root }, debug: false, now: () => new Date(), randomBytes: () => new Uint8Array() } as unknown as Ctx;
+    const ctx = { io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: () => true }, env: {}, cwd: root }, debug: false, now: () => new Date(), randomBytes: () => new Uint8Array(), backend: profileBackend } as unknown as Ctx;
     const names = (cmd: ReturnType<typeof buildProgram>, prefix = ''): string[] =>
       cmd.commands.flatMap((c) => [`${prefix}${c.name()}`, ...names(c, `${prefix}${c.name()} `)]);
     const expected = names(buildProgram(ctx));
@@ -34,12 +56,12 @@ describe('the CLI shell bundle', () => {
     const help = fecr(['--help']);
     expect(help.status).toBe(0);
     for (const top of new Set(expected.map((n) => n.split(' ')[0]!))) expect(help.stdout).toMatch(new RegExp(`^  ${top}\\b`, 'm'));
-    // A nested command's own help, its action's module loaded by a path relative to the bundle.
+    // A nested command's own help, with its examples (src/cli/examples.ts).
     const sub = fecr(['emisor', 'show', '--help']);
     expect(sub.status).toBe(0);
     expect(sub.stdout).toMatch(/Usage: fecr emisor show/);
-    // The examples of every help are part of the shell (src/cli/examples.ts), and so is the tree `completion` walks.
     expect(sub.stdout).toMatch(/\nExamples:\n {2}fecr emisor show /);
+    // The tree `completion` walks.
     const completion = fecr(['completion', 'bash']);
     expect(completion.status, completion.stderr).toBe(0);
     expect(completion.stdout).toContain('complete -o default -F _fecr fecr');
@@ -48,41 +70,110 @@ describe('the CLI shell bundle', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/unknown key "nonsense"/);
     expect(bad.stderr).not.toMatch(/\n\s+at /);
+    // package.json, read through the package root (src/core/package-root.ts) from dist/.
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    expect(fecr(['--version']).stdout).toBe(`${pkg.version}\n`);
   });
 
-  it("errors of the commands' modules keep their exit codes, and --profile reaches them, through the shell", () => {
+  it("the commands' errors keep their exit codes, and --profile reaches them through the context", () => {
     const home = mkdtempSync(join(tmpdir(), 'fecr-build-'));
     try {
       const env = { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), FECR_NO_KEYCHAIN: '1' };
-      // --profile is recorded by the shell's hook and read by the command's module.
       expect(fecr(['config', 'set', 'mode', 'remote', '--profile', 'hosted'], env).status).toBe(0);
       expect(fecr(['config', 'get', 'mode', '--profile', 'hosted'], env).stdout).toBe('remote\n');
+      expect(fecr(['--profile', 'hosted', 'config', 'get', 'mode'], env).stdout).toBe('remote\n');
       expect(fecr(['config', 'get', 'mode'], env).stdout).toBe('local\n');
-      // A SilentExit thrown by a command's module: its exit code, and no "internal error".
+      // A SilentExit thrown in a command's chunk: its exit code, and no "internal error".
       writeFileSync(join(home, 'bad.json'), JSON.stringify({ tipoDoc: 'FE' }));
       const invalid = fecr(['validate', join(home, 'bad.json')], env);
       expect(invalid.status).toBe(1);
       expect(invalid.stdout + invalid.stderr).not.toMatch(/internal error/);
       expect(invalid.stdout + invalid.stderr).toMatch(/emisor|numeroReferencia|receptor/);
+      // A ClientError of the client's chunks (an unknown profile): a usage error, exit 2.
+      const unknown = fecr(['status', '50601012600310112345600100001010000000001100000001', '--profile', 'nope'], env);
+      expect(unknown.status, unknown.stderr).toBe(2);
+      expect(unknown.stderr).toMatch(/^error: .*nope/);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
   });
-});
 
-describe('vendor bundles', () => {
-  it('each vendored package is one file in dist/vendor, and no module imports the package directly', () => {
-    for (const name of VENDORED) {
-      const file = join(root, 'dist/vendor', `${name}.js`);
-      const text = readFileSync(file, 'utf8');
-      // The package's code itself, not tsc's re-export of it (which the bundle replaces).
-      expect(text).not.toMatch(new RegExp(`^(import|export)\\b.*from ['"]${name}['"]`, 'm'));
-      expect(text.length).toBeGreaterThan(50_000);
+  it('one copy of each error class at run time: each is defined once in dist/', () => {
+    const bundle = readdirSync(dist)
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => readFileSync(join(dist, f), 'utf8'))
+      .join('\n');
+    const classes = ['src/cli/errors.ts', 'src/client/errors.ts', 'src/client/backend.ts', 'src/service/service-error.ts', 'src/store/faults.ts'].flatMap((f) =>
+      [...readFileSync(join(root, f), 'utf8').matchAll(/^export class (\w+) extends/gm)].map((m) => m[1]!),
+    );
+    expect(classes).toEqual(expect.arrayContaining(['UserError', 'UsageError', 'SilentExit', 'ClientError', 'BackendError', 'StoreFault']));
+    // Files of an earlier build may still be there (scripts/bundle.mjs leaves them a while): count in this build's.
+    // (The minifier writes `class X extends` as `X=class extends`, or `X=class _X extends` when X names itself.)
+    const current = Object.keys(meta().outputs).map((f) => readFileSync(join(root, f), 'utf8')).join('\n');
+    for (const name of classes) expect(current.match(new RegExp(`\\b(class ${name}\\d*|${name}\\d*=class(?: _${name}\\d*)?) extends\\b`, 'g')), name).toHaveLength(1);
+    expect(bundle.length).toBeGreaterThan(current.length - 1);
+  });
+
+  it("`fecr --help` loads the command tree and commander only: no package of node_modules, no command's code", () => {
+    const m = meta();
+    const { files, external } = staticClosure(m, 'dist/fecr.js');
+    expect(external.filter((e) => !e.startsWith('node:'))).toEqual([]);
+    const inputs = files.flatMap((f) => Object.keys(m.outputs[f]!.inputs));
+    expect(inputs).toContain('src/cli/program.ts');
+    expect(inputs.filter((i) => i.startsWith('node_modules/') && !i.startsWith('node_modules/commander/'))).toEqual([]);
+    // The rooms a command's action loads stay out of the start.
+    expect(inputs.filter((i) => /^src\/(service|store|emulator|server|hacienda|adapters|client)\//.test(i))).toEqual([]);
+    expect(inputs.filter((i) => /^src\/commands\/[^/]+\/(?!index\.ts$)/.test(i))).toEqual([]);
+    const bytes = files.reduce((n, f) => n + m.outputs[f]!.bytes, 0);
+    expect(bytes).toBeLessThan(160_000);
+    // Node's modules: commander's node:child_process (for executable subcommands, which fecr has none of) is not
+    // loaded by a help.
+    const probe = [
+      `const cli = await import(${JSON.stringify(join(dist, 'fecr.js'))});`,
+      'const sink = { write: () => true };',
+      "const code = await cli.main(['--help'], { io: { stdin: process.stdin, stdout: sink, stderr: sink, env: {}, cwd: '/', stdoutIsTTY: false, stdinIsTTY: false } });",
+      "console.log(JSON.stringify({ code, childProcess: process.moduleLoadList.includes('NativeModule child_process') }));",
+    ].join('\n');
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' });
+    expect(JSON.parse(r.stdout), r.stderr).toEqual({ code: 0, childProcess: false });
+  });
+
+  it('every worker module is an entry of its own, next to the chunks that start it', () => {
+    const workers = sourceFiles(join(root, 'src')).filter((f) => f.endsWith('-worker.ts'));
+    expect(workers.map((f) => basename(f))).toEqual(expect.arrayContaining(['thread-worker.ts', 'validate-worker.ts']));
+    const entries = Object.values(meta().outputs).flatMap((o) => (o.entryPoint ? [o.entryPoint] : []));
+    for (const w of workers) {
+      expect(entries).toContain(relative(root, w));
+      expect(existsSync(join(dist, basename(w).replace(/\.ts$/, '.js'))), w).toBe(true);
     }
-    // One copy of each at run time: kysely compares its adapters with instanceof.
-    const direct = sourceFiles(join(root, 'src'))
-      .filter((f) => !f.includes('/src/vendor/'))
-      .filter((f) => VENDORED.some((name) => new RegExp(`(from|import\\()\\s*['"]${name}['"]`).test(readFileSync(f, 'utf8'))));
-    expect(direct).toEqual([]);
+    // Every workerModule('name', …) of the sources names one of them.
+    const named = sourceFiles(join(root, 'src')).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/workerModule\('([\w-]+)'/g)].map((m) => m[1]!));
+    expect(named.length).toBeGreaterThan(0);
+    for (const n of named) expect(workers.map((w) => basename(w, '.ts'))).toContain(n);
+  });
+
+  it('no module finds the package files by its own depth: they go through src/core/package-root.ts', () => {
+    const byDepth = sourceFiles(join(root, 'src'))
+      .filter((f) => !f.endsWith('src/core/package-root.ts'))
+      .flatMap((f) =>
+        readFileSync(f, 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (/new URL\(\s*[`'"]\.\.?\/[^)]*import\.meta\.url/.test(line) ? [`${relative(root, f)}:${i + 1}`] : [])),
+      );
+    expect(byDepth).toEqual([]);
+  });
+
+  it('without dist/, bin/fecr.js says so in one line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fecr-unbuilt-'));
+    try {
+      mkdirSync(join(dir, 'bin'));
+      copyFileSync(join(root, 'bin/fecr.js'), join(dir, 'bin/fecr.js'));
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+      const r = fecr(['--help'], {}, join(dir, 'bin/fecr.js'));
+      expect(r.status).toBe(1);
+      expect(r.stderr).toBe('error: fecr is not built yet: run "npm run build" in the fecr folder\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

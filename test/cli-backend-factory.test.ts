@@ -68,6 +68,9 @@ class StubBackend implements Backend {
   listDocuments(): Promise<DocumentStatus[]> {
     return this.none('listDocuments');
   }
+  emailDocument(): Promise<never> {
+    return this.none('emailDocument');
+  }
   cabys(): Promise<never[]> {
     return this.none('cabys');
   }
@@ -99,8 +102,8 @@ async function run(args: string[], backend: StubBackend) {
   const code = await main(args, {
     // No HOME, no profile: the command can only reach the backend it is handed.
     io: { stdin: new PassThrough(), stdout, stderr, env: {}, cwd: '/nonexistent', stdoutIsTTY: false, stdinIsTTY: false },
-    backend: async (opts) => {
-      opened.push(opts);
+    backend: async (ctx, opts) => {
+      opened.push({ ...opts, profile: ctx.profile });
       return backend;
     },
   });
@@ -138,6 +141,16 @@ describe('a command takes its backend from the context', () => {
     expect(r.code).toBe(4);
     expect(r.stderr).toBe('error: session refused by the stub\n');
     expect(b.closed).toBe(true);
+  });
+
+  it('the factory receives the context of the run, which carries the global --profile', async () => {
+    const b = new StubBackend(new Map([[CLAVE, status('aceptado', 1)]]));
+    const named = await run(['--profile', 'hosted', 'status', CLAVE], b);
+    expect(named.code, named.stderr).toBe(0);
+    expect(named.opened).toEqual([{ profile: 'hosted' }]);
+    const after = await run(['status', CLAVE, '--profile', 'other'], b);
+    expect(after.opened).toEqual([{ profile: 'other' }]);
+    expect((await run(['status', CLAVE], b)).opened).toEqual([{ profile: undefined }]);
   });
 
   it('a usage error is found before any backend is opened', async () => {

@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Ctx } from '../src/cli/context.js';
+import { profileBackend, type Ctx } from '../src/cli/context.js';
 import { main } from '../src/cli/program.js';
 import { countBatch } from '../src/client/batch/reader.js';
 import type { BatchSummary } from '../src/client/batch/runner.js';
@@ -30,7 +30,7 @@ function terminal(columns = 200, extraEnv: Record<string, string> = {}) {
   stderr.on('data', (c: Buffer) => (err += c.toString()));
   stdout.on('data', (c: Buffer) => (out += c.toString()));
   const io = { stdin: new PassThrough(), stdout, stderr, env: { ...env, ...extraEnv }, cwd: work, stdoutIsTTY: false, stdinIsTTY: false };
-  const ctx: Ctx = { io, debug: false, now: () => new Date(), randomBytes: (n) => new Uint8Array(n) };
+  const ctx: Ctx = { io, debug: false, now: () => new Date(), randomBytes: (n) => new Uint8Array(n), backend: profileBackend };
   return { ctx, io, err: () => err, out: () => out };
 }
 

@@ -252,9 +252,8 @@ describe('fecr demo on a remote profile (logged in to a real fecr serve): the sa
   }, 90_000);
 });
 
-describe('fecr demo as a real process (node bin/fecr.js, built dist/)', () => {
-  const built = existsSync(new URL('../dist/commands/demo/run.js', import.meta.url));
-  it.skipIf(!built)('fresh HOME: exit 0, five aceptado; prints the wall time', () => {
+describe('fecr demo as a real process (node bin/fecr.js; dist/ built by the globalSetup)', () => {
+  it('fresh HOME: exit 0, five aceptado; prints the wall time', () => {
     const fresh = tempDir('fecr-demo-proc-');
     try {
       const bin = new URL('../bin/fecr.js', import.meta.url).pathname;

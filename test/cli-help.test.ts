@@ -6,13 +6,13 @@
 import { PassThrough } from 'node:stream';
 import type { Command, Option } from 'commander';
 import { describe, expect, it } from 'vitest';
-import type { Ctx } from '../src/cli/context.js';
+import { profileBackend, type Ctx } from '../src/cli/context.js';
 import { buildProgram } from '../src/cli/program.js';
 import { runCli } from './helpers/cli.js';
 
 function quietCtx(): Ctx {
   const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough(), env: {}, cwd: process.cwd(), stdoutIsTTY: false, stdinIsTTY: false };
-  return { io, debug: false, now: () => new Date(), randomBytes: (n) => new Uint8Array(n) };
+  return { io, debug: false, now: () => new Date(), randomBytes: (n) => new Uint8Array(n), backend: profileBackend };
 }
 
 const program = buildProgram(quietCtx());

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Ctx } from '../src/cli/context.js';
+import { profileBackend, type Ctx } from '../src/cli/context.js';
 import { SilentExit } from '../src/cli/errors.js';
 import type { DocumentStatus } from '../src/client/backend.js';
 import { startSpinner } from '../src/commands/documents/spinner.js';
@@ -468,9 +468,8 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
     });
   });
 
-  describe('fecr send --wait as a real process (node bin/fecr.js, built dist/)', () => {
-    const built = existsSync(new URL('../dist/commands/send/run.js', import.meta.url));
-    it.skipIf(!built)('sends one document and gets aceptado; prints the wall time', () => {
+  describe('fecr send --wait as a real process (node bin/fecr.js; dist/ built by the globalSetup)', () => {
+    it('sends one document and gets aceptado; prints the wall time', () => {
       const bin = new URL('../bin/fecr.js', import.meta.url).pathname;
       const body = writeBody('spawned.json', { ...fixtureBody(FIVE_KINDS['TE sin receptor']), numeroReferencia: 9006 });
       const t0 = performance.now();
@@ -508,7 +507,7 @@ describe('--strict', () => {
     stdout.on('data', (c: Buffer) => (o += c.toString()));
     stderr.on('data', (c: Buffer) => (e += c.toString()));
     const io = { stdin: new PassThrough(), stdout, stderr, env: {}, cwd: root, stdoutIsTTY: false, stdinIsTTY: false };
-    return { ctx: { io, debug: false, now: () => new Date(), randomBytes: (n) => new Uint8Array(n) }, out: () => o, err: () => e };
+    return { ctx: { io, debug: false, now: () => new Date(), randomBytes: (n) => new Uint8Array(n), backend: profileBackend }, out: () => o, err: () => e };
   }
   // What the sandbox does: "aceptado" whose DetalleMensaje still lists errors.
   const withErrors = 'Este comprobante fue aceptado.\n[\ncodigo, mensaje, fila, columna\n-99, "El receptor no existe en el registro", 0, 0\n]';
@@ -536,7 +535,7 @@ describe('the spinner', () => {
     let e = '';
     stderr.on('data', (c: Buffer) => (e += c.toString()));
     const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env: {}, cwd: root, stdoutIsTTY: false, stdinIsTTY: false };
-    return { ctx: { io, debug: false, now: () => new Date(), randomBytes: (n) => new Uint8Array(n) }, err: () => e };
+    return { ctx: { io, debug: false, now: () => new Date(), randomBytes: (n) => new Uint8Array(n), backend: profileBackend }, err: () => e };
   }
 
   it('draws on stderr only when stderr is a terminal, and clears its line when stopped', async () => {

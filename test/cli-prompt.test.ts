@@ -1,7 +1,7 @@
 // The one prompt module (src/cli/prompt.ts): never asks without a terminal; Ctrl-C is exit 130.
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { Ctx } from '../src/cli/context.js';
+import { profileBackend, type Ctx } from '../src/cli/context.js';
 import { EXIT, UsageError } from '../src/cli/errors.js';
 import { Cancelled, confirm, input, password } from '../src/cli/prompt.js';
 
@@ -15,6 +15,7 @@ function ctxWith(tty: boolean) {
     debug: false,
     now: () => new Date(),
     randomBytes: (n) => new Uint8Array(n),
+    backend: profileBackend,
   };
   return { ctx, stdin, shown: () => shown };
 }

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Ctx } from '../src/cli/context.js';
+import { profileBackend, type Ctx } from '../src/cli/context.js';
 import { canRedraw, isCI, progressStyle, terminalColumns, useColor } from '../src/cli/output.js';
 import { startSpinner } from '../src/commands/documents/spinner.js';
 import { tempDir } from './helpers/cli.js';
@@ -249,7 +249,7 @@ function ctxWith(stderrProps: { isTTY?: boolean; columns?: number }, env: Record
   let e = '';
   stderr.on('data', (c: Buffer) => (e += c.toString()));
   const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env, cwd: ROOT, stdoutIsTTY, stdinIsTTY: false };
-  return { ctx: { io, debug: false, now: () => new Date(), randomBytes: (n) => new Uint8Array(n) }, err: () => e };
+  return { ctx: { io, debug: false, now: () => new Date(), randomBytes: (n) => new Uint8Array(n), backend: profileBackend }, err: () => e };
 }
 
 describe('the decision "may this stream be redrawn?" (src/cli/output.ts)', () => {

@@ -5,7 +5,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Ctx } from '../src/cli/context.js';
+import type { ClientContext as Ctx } from '../src/client/context.js';
 import { BackendError, type Backend, type DocumentStatus } from '../src/client/backend.js';
 import { openLocalBackend } from '../src/client/local-backend.js';
 import { parseMensajeHaciendaXml } from '../src/core/xml/parse-mensaje.js';
@@ -24,7 +24,7 @@ function makeCtx(): Ctx {
     return s;
   };
   return {
-    io: { stdin: new PassThrough(), stdout: sink(), stderr: sink(), env: { HOME: dir, FECR_NO_KEYCHAIN: '1' }, cwd: dir, stdoutIsTTY: false, stdinIsTTY: false },
+    io: { stderr: sink(), env: { HOME: dir, FECR_NO_KEYCHAIN: '1' }, cwd: dir },
     debug: false,
     now: () => new Date(),
     randomBytes: (n) => randomBytes(n),

@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Ctx } from '../src/cli/context.js';
+import type { ClientContext as Ctx } from '../src/client/context.js';
 import { BackendError, type DocumentStatus } from '../src/client/backend.js';
 import { HttpClient } from '../src/client/http-client.js';
 import { RemoteBackend } from '../src/client/remote-backend.js';
@@ -42,7 +42,7 @@ function makeCtx(now: () => Date = () => new Date()): { ctx: Ctx; stderr: () => 
   let err = '';
   stderr.on('data', (c: Buffer) => (err += c.toString()));
   const ctx: Ctx = {
-    io: { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env, cwd: dir, stdoutIsTTY: false, stdinIsTTY: false },
+    io: { stderr, env, cwd: dir },
     debug: false,
     now,
     randomBytes: (n) => new Uint8Array(n),

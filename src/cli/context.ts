@@ -1,5 +1,6 @@
 /** What every command receives: the injected IO, global flags, and the factory of its lazy dependencies. */
 import type { Backend } from '../client/backend.js';
+import type { ClientContext } from '../client/context.js';
 import type { IO } from './io.js';
 
 /** What a command may ask of the backend it opens. */
@@ -10,10 +11,13 @@ export interface BackendOptions {
   bulk?: boolean;
 }
 
-/** Opens a backend on demand (cli/cli's Factory): only the command that needs one pays for it. */
-export type BackendFactory = (opts?: BackendOptions) => Promise<Backend>;
+/**
+ * Opens a backend on demand (cli/cli's Factory): only the command that needs one pays for it. It receives the
+ * context of the run (its `profile` is the global --profile once the flags are parsed).
+ */
+export type BackendFactory = (ctx: ClientContext, opts?: BackendOptions) => Promise<Backend>;
 
-export interface Ctx {
+export interface Ctx extends ClientContext {
   io: IO;
   /** --debug: print internal details of failures */
   debug: boolean;
@@ -22,8 +26,14 @@ export interface Ctx {
   randomBytes: (n: number) => Uint8Array;
   /**
    * Where the issuer verbs get their Backend (through withBackend, src/commands/backend.ts, which closes it and
-   * maps its errors). Absent: the backend of the profile in use, local or remote (src/client/select.ts
-   * openBackend). A test hands in its own (test/cli-backend-factory.test.ts).
+   * maps its errors). `main()` hands the profile's (profileBackend) unless told otherwise; a test hands its own
+   * (test/cli-backend-factory.test.ts).
    */
-  backend?: BackendFactory;
+  backend: BackendFactory;
+}
+
+/** The default BackendFactory: the profile in use (or the one named), local or remote (src/client/select.ts openBackend). */
+export async function profileBackend(ctx: ClientContext, opts: BackendOptions = {}): Promise<Backend> {
+  const { openBackend } = await import('../client/select.js');
+  return openBackend(ctx, opts.profile, opts.bulk ? { bulk: true } : {});
 }

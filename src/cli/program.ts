@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { packageUrl } from '../core/package-root.js';
 import { Command, CommanderError } from 'commander';
 import { defineAccountCommands } from '../commands/accounts/index.js';
 import { defineBatchCommand } from '../commands/batch/index.js';
@@ -23,7 +24,7 @@ import { defineEmisorCommands } from '../commands/emisor/index.js';
 import { defineLookupCommands } from '../commands/lookups/index.js';
 import { defineSendCommand } from '../commands/send/index.js';
 import { defineStatusCommand } from '../commands/status/index.js';
-import type { BackendFactory, Ctx } from './context.js';
+import { profileBackend, type BackendFactory, type Ctx } from './context.js';
 import { CLIENT_EXIT, EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
 import { examplesHelp } from './examples.js';
 import { processIO, writeLine, type IO } from './io.js';
@@ -31,7 +32,7 @@ import { processIO, writeLine, type IO } from './io.js';
 const requireHere = createRequire(import.meta.url);
 
 export function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(packageUrl('package.json'), 'utf8')) as { version: string };
   return pkg.version;
 }
 
@@ -39,7 +40,7 @@ export interface MainOptions {
   io?: IO;
   now?: () => Date;
   randomBytes?: (n: number) => Uint8Array;
-  /** The backend the issuer verbs use (default: the profile's; see Ctx.backend). */
+  /** The backend the issuer verbs use (default: the profile's, profileBackend; see Ctx.backend). */
   backend?: BackendFactory;
 }
 
@@ -52,7 +53,7 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<numb
     now: opts.now ?? (() => new Date()),
     // node:crypto takes ≈ 6 ms to load: only commands that draw random bytes pay for it.
     randomBytes: opts.randomBytes ?? ((n) => (requireHere('node:crypto') as typeof import('node:crypto')).randomBytes(n)),
-    ...(opts.backend ? { backend: opts.backend } : {}),
+    backend: opts.backend ?? profileBackend,
   };
   const program = buildProgram(ctx);
   try {
@@ -70,9 +71,11 @@ export function buildProgram(ctx: Ctx): Command {
     .version(version(), '-V, --version')
     .option('--debug', 'show internal details of failures')
     .option('--profile <name>', 'profile to use (default FECR_PROFILE, else "default"); see fecr config')
-    // Loaded here, not imported above: the built shell (dist/cli/shell.cjs) must share select.js, which keeps
-    // the flag per run, with the commands' modules (see scripts/bundle.mjs).
-    .hook('preAction', async (cmd) => (await import('../client/select.js')).setProfileFlag(ctx, cmd.opts().profile as string | undefined))
+    // The global flag, on the context every command receives (src/client/select.ts reads it).
+    .hook('preAction', (cmd) => {
+      const profile = cmd.opts().profile as string | undefined;
+      if (profile !== undefined) ctx.profile = profile;
+    })
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       writeOut: (s) => ctx.io.stdout.write(s),
@@ -139,10 +142,8 @@ async function report(ctx: Ctx, e: unknown): Promise<number> {
     if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
     return EXIT.usage; // commander already printed the message
   }
-  // The built shell bundles its own copy of errors.js; the commands' modules throw the classes of dist/cli/errors.js.
-  const shared = await import('./errors.js');
-  if (e instanceof SilentExit || e instanceof shared.SilentExit) return e.exitCode;
-  if (e instanceof UserError || e instanceof shared.UserError) {
+  if (e instanceof SilentExit) return e.exitCode;
+  if (e instanceof UserError) {
     writeLine(ctx.io.stderr, `error: ${e.message}`);
     if (ctx.debug && e.cause) writeLine(ctx.io.stderr, String((e.cause as Error).stack ?? e.cause));
     return e.exitCode;

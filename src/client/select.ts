@@ -1,5 +1,6 @@
 /**
- * Which Backend a verb talks to: the profile in use (`--profile`, else FECR_PROFILE, else "default") decides.
+ * Which Backend a verb talks to: the profile in use (`--profile`, i.e. the context's `profile`, else FECR_PROFILE,
+ * else "default") decides.
  * Remote profiles get the HTTP backend with the stored session token (checked for expiry here first: an expired
  * token is the one line "session expired: run fecr login" and exit 4, with no request made; one the service then
  * refuses before its expiry is "session revoked: run fecr login", exit 4); local profiles get
@@ -16,26 +17,19 @@ export const SESSION_EXPIRED_LINE = 'session expired: run fecr login';
 /** A token the service refuses before its own expiry (logout elsewhere, `fecr tokens revoke`, a disabled account). */
 export const SESSION_REVOKED_LINE = 'session revoked: run fecr login';
 
-const profileFlags = new WeakMap<Ctx, string | undefined>();
-
-/** Records the global `--profile` flag for this run (program.ts calls it before every action). */
-export function setProfileFlag(ctx: Ctx, name: string | undefined): void {
-  profileFlags.set(ctx, name);
-}
-
 /**
  * The name of the profile in use: `--profile`, else FECR_PROFILE, else "default". A bad name is a usage error;
  * existence is not checked (`fecr config set` creates profiles): see `existingProfileName`.
  */
 export async function profileName(ctx: Ctx): Promise<string> {
   const { profileNameFrom } = await import('./profiles.js');
-  return profileNameFrom(ctx.io.env, profileFlags.get(ctx));
+  return profileNameFrom(ctx.io.env, ctx.profile);
 }
 
 /** The profile in use and where it was named (--profile, FECR_PROFILE, or '' for the implicit "default"). */
 export async function profileChoiceOf(ctx: Ctx): Promise<{ name: string; from: ProfileSource }> {
   const { profileChoice } = await import('./profiles.js');
-  return profileChoice(ctx.io.env, profileFlags.get(ctx));
+  return profileChoice(ctx.io.env, ctx.profile);
 }
 
 /** The name of the profile in use, which must exist (else a usage error with the closest existing name). */
@@ -49,7 +43,7 @@ export async function existingProfileName(ctx: Ctx): Promise<string> {
 /** Loads the profile in use (or the one named); an unknown name is a usage error with "did you mean". */
 export async function activeProfile(ctx: Ctx, name?: string): Promise<ActiveProfile> {
   const { loadProfile, profileChoice } = await import('./profiles.js');
-  const choice = profileChoice(ctx.io.env, name ?? profileFlags.get(ctx));
+  const choice = profileChoice(ctx.io.env, name ?? ctx.profile);
   return loadProfile(ctx.io.env, choice.name, choice.from);
 }
 

@@ -1,7 +1,7 @@
 /**
  * How the issuer verbs get their Backend, and how its failures become CLI errors: one line, or for a refused
- * input a headline and its findings one per line. The backend comes from the context's factory (Ctx.backend);
- * without one, `openBackend` (src/client/select.ts) opens the active profile's backend: local or remote.
+ * input a headline and its findings one per line. The backend comes from the context's factory (Ctx.backend):
+ * the active profile's, local or remote (profileBackend, src/cli/context.ts), or a test's own.
  */
 import type { BackendOptions, Ctx } from '../cli/context.js';
 import { EXIT, SilentExit, UserError } from '../cli/errors.js';
@@ -11,15 +11,13 @@ import type { Backend, BackendError } from '../client/backend.js';
 import { SESSION_EXPIRED_LINE, SESSION_REVOKED_LINE } from '../client/select.js';
 import { MISSING_FIELDS } from '../service/service-error.js';
 
-/** The context's backend (Ctx.backend), else the profile's; the caller closes it. */
-export async function backendFor(ctx: Ctx, opts: BackendOptions = {}): Promise<Backend> {
-  if (ctx.backend) return ctx.backend(opts);
-  const { openBackend } = await import('../client/select.js');
-  return openBackend(ctx, opts.profile, opts.bulk ? { bulk: true } : {});
+/** The context's backend (Ctx.backend); the caller closes it. */
+export function backendFor(ctx: Ctx, opts: BackendOptions = {}): Promise<Backend> {
+  return ctx.backend(ctx, opts);
 }
 
 /**
- * Opens the backend (backendFor: the context's factory, else the profile in use: the global `--profile`, else
+ * Opens the backend (the context's factory: by default the profile in use, i.e. the global `--profile`, else
  * FECR_PROFILE), runs `fn`, closes the backend; BackendErrors become CLI errors (toUserError).
  */
 export async function withBackend<T>(ctx: Ctx, fn: (b: Backend) => Promise<T>, opts: BackendOptions = {}): Promise<T> {

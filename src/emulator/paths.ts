@@ -1,7 +1,6 @@
-/** Default data files of the emulator, shipped in the repository's fixtures/ (works from src/ and dist/). */
+/** Default data files of the emulator, shipped in the repository's fixtures/. */
 import { fileURLToPath } from 'node:url';
+import { packageUrl } from '../core/package-root.js';
 
-const fixtures = new URL('../../fixtures/', import.meta.url);
-
-export const DEFAULT_REGISTRY_FILE = fileURLToPath(new URL('hacienda-registry.json', fixtures));
-export const DEFAULT_CABYS_FILE = fileURLToPath(new URL('cabys.json.gz', fixtures));
+export const DEFAULT_REGISTRY_FILE = fileURLToPath(packageUrl('fixtures/hacienda-registry.json'));
+export const DEFAULT_CABYS_FILE = fileURLToPath(packageUrl('fixtures/cabys.json.gz'));

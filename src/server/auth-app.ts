@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
+import { packageUrl } from '../core/package-root.js';
 import { verifyCredentials, warmUpCredentialChecks } from '../service/accounts.js';
 import type { ServiceContext } from '../service/context.js';
 import { ensureSigningKey, publicJwks } from '../service/keys.js';
@@ -59,7 +60,7 @@ let packageVersion: string | undefined;
 function readVersion(): string {
   if (packageVersion === undefined) {
     try {
-      packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+      packageVersion = (JSON.parse(readFileSync(packageUrl('package.json'), 'utf8')) as { version: string }).version;
     } catch {
       packageVersion = 'unknown';
     }

@@ -28,6 +28,7 @@ import { renderTable } from '../../cli/table.js';
 import type { Backend, DocumentStatus, FileType } from '../../client/backend.js';
 import type { Profile } from '../../client/profiles.js';
 import { withBackend } from '../backend.js';
+import { packageUrl } from '../../core/package-root.js';
 import { timeoutMs } from '../documents/shared.js';
 
 export interface DemoFlags {
@@ -209,7 +210,7 @@ async function sendAll(ctx: Ctx, b: Backend): Promise<{ label: string; clave: st
   const fechaEmision = formatCr(ctx.now());
   const sent: { label: string; kind: Kind; clave: string }[] = [];
   for (const d of DEMO_DOCUMENTS) {
-    const body = JSON.parse(await readFile(new URL(`../../../fixtures/documents/${d.fixture}.json`, import.meta.url), 'utf8')) as Record<string, unknown>;
+    const body = JSON.parse(await readFile(packageUrl(`fixtures/documents/${d.fixture}.json`), 'utf8')) as Record<string, unknown>;
     body.numeroReferencia = next[d.kind]++;
     body.fechaEmision = fechaEmision;
     if (d.kind === 'NC') {

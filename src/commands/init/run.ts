@@ -4,6 +4,7 @@ import type { Ctx } from '../../cli/context.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { readAll, readInput, resolvePath, writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
+import { packageUrl } from '../../core/package-root.js';
 
 export interface InitFlags {
   p12?: string;
@@ -67,7 +68,7 @@ function tipoFor(id: string): string {
 
 /** A fixture body made this issuer's: its identificación and activity, dated `fechaEmision`, its own number. */
 export async function bodyTemplate(t: (typeof TEMPLATE_BODIES)[number], issuer: Record<string, unknown>, fechaEmision: string): Promise<Record<string, unknown>> {
-  const fixture = JSON.parse(await readFile(new URL(`../../../fixtures/documents/${t.fixture}.json`, import.meta.url), 'utf8')) as Record<string, unknown>;
+  const fixture = JSON.parse(await readFile(packageUrl(`fixtures/documents/${t.fixture}.json`), 'utf8')) as Record<string, unknown>;
   // Key order as in the fixture; the issuer's fields replace the fixture issuer's.
   return {
     ...fixture,
