@@ -63,6 +63,12 @@ export const CONDICIONES_VENTA: Record<string, string> = {
   '99': 'Otros',
 };
 
+/** Nota 5: the condiciones of a recibo electrónico de pago only (the payment of 08 and of 10). */
+export const CONDICIONES_VENTA_REP: Record<string, string> = {
+  '09': 'Pago de servicios prestados al Estado',
+  '11': 'Pago de venta a crédito en IVA hasta 90 días (Artículo 27, LIVA)',
+};
+
 /** CondicionVenta values for which MedioPago may be omitted (ANEXOS p.54). */
 export const CONDICIONES_SIN_MEDIO_PAGO = new Set(['02', '08', '10']);
 

@@ -8,8 +8,8 @@
  */
 import { z } from 'zod';
 import type { DocumentStatus, IssuerDetails } from '../client/backend.js';
-import { DocumentBody, IssuerRecord } from '../core/input/schema.js';
-import { IssuersBody, ListBody, STATES, StatusBody, WebhookBody } from './api-extra.js';
+import { DocumentBody, IssuerRecord, RepLineaInput } from '../core/input/schema.js';
+import { EmailBody, IssuersBody, ListBody, STATES, StatusBody, WebhookBody } from './api-extra.js';
 import {
   CabysBody,
   CabysEntrySchema,
@@ -96,6 +96,14 @@ const ENDPOINTS: Endpoint[] = [
     errors: [400],
     extension: true,
   },
+  {
+    path: '/api/enviar/correo',
+    summary: 'Mails an accepted document to its receptor again, with its XML, PDF and MensajeHacienda (fecr extension, not in SERVICE-SPEC)',
+    request: 'EmailBody',
+    response: 'MailStatusResponse',
+    errors: [400, 404],
+    extension: true,
+  },
 ];
 
 /** What /api/consultar/emisores returns per issuer (src/client/backend.ts IssuerDetails): no secret field exists. */
@@ -118,6 +126,18 @@ const IssuerDetailsSchema = z.object({
 const _toDetails = (s: z.output<typeof IssuerDetailsSchema>): IssuerDetails => s;
 void _toDetails;
 
+/** A mail of a document to its receptor (src/service/delivery/email.ts MailStatus). */
+const MailStatusSchema = z.object({
+  estado: z.enum(['pendiente', 'enviado', 'fallido']).describe('pendiente: being sent or waiting for a retry (4xx, no connection; 24 h); fallido: a 5xx answer or 24 h of failures'),
+  destinatarios: z.array(z.string()),
+  motivo: z.enum(['aceptado', 'reenvio']).describe('aceptado: the mail sent after the verdict; reenvio: asked again'),
+  intentos: z.number().int(),
+  ultimaRespuesta: z.string().nullable().describe("The SMTP server's last reply, or the connection error, or the outbox file"),
+  messageId: z.string().describe('RFC 5322 Message-ID, the same for every retry of this mail'),
+  creadoAt: z.string().describe('ISO 8601 instant'),
+  enviadoAt: z.string().nullable().describe('ISO 8601 instant'),
+});
+
 /** What /api/consultar/estado and /api/consultar/documentos return per document (src/client/backend.ts DocumentStatus). */
 const DocumentStatusSchema = z.object({
   clave: z.string().describe('The 50-digit clave'),
@@ -132,6 +152,7 @@ const DocumentStatusSchema = z.object({
   receptorNombre: z.string().nullable(),
   createdAt: z.string().describe('ISO 8601 instant'),
   decidedAt: z.string().nullable().describe('ISO 8601 instant'),
+  correo: MailStatusSchema.nullable().optional().describe("The latest mail to the receptor (null: none)"),
 });
 // Both ways assignable: the schema and the CLI's DocumentStatus stay the same shape.
 const _toStatus = (s: z.output<typeof DocumentStatusSchema>): DocumentStatus => s;
@@ -153,6 +174,25 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'service_unavailable: Hacienda did not answer',
 };
 
+/**
+ * The body of every kind: `tipoDoc` names it, and a recibo electrónico de pago (tipoDoc "10") has payment lines
+ * (ReciboPagoLinea) instead of the lines of the other kinds.
+ */
+function documentBodySchema(): JsonSchema {
+  const body = schema(DocumentBody, 'input') as { properties: Record<string, Record<string, unknown>> };
+  body.properties['tipoDoc'] = {
+    ...body.properties['tipoDoc'],
+    description: '"1" factura, "2" nota de débito, "3" nota de crédito, "4" tiquete, "8" factura de compra, "9" factura de exportación, "10" recibo de pago',
+  };
+  const lines = body.properties['detalleServicio']!;
+  body.properties['detalleServicio'] = {
+    ...lines,
+    items: { oneOf: [lines['items'], { $ref: '#/components/schemas/ReciboPagoLinea' }] },
+    description: 'The lines; those of a recibo de pago (tipoDoc "10") are ReciboPagoLinea',
+  };
+  return body as JsonSchema;
+}
+
 let cached: JsonSchema | undefined;
 
 /** The OpenAPI document (built once). `serverUrl` goes into `servers` when given. */
@@ -163,7 +203,8 @@ export function buildOpenApi(opts: { serverUrl?: string; version?: string } = {}
 
 function build(version: string): JsonSchema {
   const schemas: Record<string, JsonSchema> = {
-    DocumentBody: schema(DocumentBody, 'input'),
+    DocumentBody: documentBodySchema(),
+    ReciboPagoLinea: schema(RepLineaInput, 'input'),
     IssuerRecord: schema(IssuerRecord, 'input'),
     IssuerLookupBody: schema(IssuerLookupBody, 'input'),
     ExoneracionBody: schema(ExoneracionBody, 'input'),
@@ -190,6 +231,8 @@ function build(version: string): JsonSchema {
     WebhookConfigResponse: schema(dataResponse(WebhookConfigSchema), 'output'),
     IssuersBody: schema(IssuersBody, 'input'),
     IssuerListResponse: schema(dataResponse(z.array(IssuerDetailsSchema)), 'output'),
+    EmailBody: schema(EmailBody, 'input'),
+    MailStatusResponse: schema(dataResponse(MailStatusSchema), 'output'),
   };
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
   const paths: Record<string, unknown> = {};

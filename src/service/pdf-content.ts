@@ -28,6 +28,41 @@ export const PDF_TITLES: Record<DocumentKind, string> = {
   REP: 'Recibo Electrónico de Pago',
 };
 
+/** The titles of the two party blocks: who issues, who receives, as a reader of each kind expects them. */
+export const PARTY_TITLES: Record<DocumentKind, [string, string]> = {
+  FE: ['Emisor', 'Receptor'],
+  NC: ['Emisor', 'Receptor'],
+  ND: ['Emisor', 'Receptor'],
+  TE: ['Emisor', 'Receptor'],
+  FEC: ['Proveedor (emisor)', 'Comprador que la emite (receptor)'],
+  FEE: ['Exportador (emisor)', 'Comprador en el exterior (receptor)'],
+  REP: ['Emisor', 'Pagador (receptor)'],
+};
+
+/** The line table's column titles that differ by kind: a recibo de pago's lines are payments. */
+export function lineColumnTitles(kind: DocumentKind): { cantidad: string; precio: string } {
+  return kind === 'REP' ? { cantidad: '', precio: 'Monto pagado' } : { cantidad: 'Cant.', precio: 'Precio unit.' };
+}
+
+/**
+ * The printed cells of a line that depend on the kind: the code (CABYS, else the partida arancelaria), the detalle
+ * (an exported good's partida arancelaria under it; a payment's IVA base when it differs from the amount paid), the
+ * quantity and the price (a payment: blank and the amount paid without taxes).
+ */
+export function lineCells(kind: DocumentKind, l: ParsedComprobante['lineas'][number]): { codigo: string; detalle: string; cantidad: string; precio: string } {
+  if (kind === 'REP') {
+    const base = l.subTotal !== l.montoTotal ? `\nBase del IVA de este pago: ${formatAmount(l.subTotal)}` : '';
+    return { codigo: '', detalle: `${l.detalle}${base}`, cantidad: '', precio: formatAmount(l.montoTotal) };
+  }
+  const partida = l.partidaArancelaria && l.codigoCABYS ? `\nPartida arancelaria ${l.partidaArancelaria}` : '';
+  return {
+    codigo: l.codigoCABYS ?? l.partidaArancelaria ?? l.codigoComercial[0]?.codigo ?? '',
+    detalle: `${l.detalle}${partida}`,
+    cantidad: `${l.cantidad !== undefined ? formatNumber(l.cantidad) : ''}${l.unidadMedida ? ` ${l.unidadMedida}` : ''}`,
+    precio: formatAmount(l.precioUnitario),
+  };
+}
+
 /** The acceptance state as printed. */
 export function estadoLabel(state: DocumentRow['state']): string {
   if (state === 'aceptado') return 'Aceptado';
@@ -178,7 +213,7 @@ export function parties(body: Raw, doc: ParsedComprobante): { emisor: Party; rec
   if (doc.emisor.correoElectronico.length > 0) emisor.correo = doc.emisor.correoElectronico.join(', ');
   const ub = ubicacionLabel(rawChild(e, 'Ubicacion'));
   if (ub) emisor.ubicacion = ub;
-  const sen = rawText(rawChild(rawChild(e, 'Ubicacion'), 'OtrasSenas'));
+  const sen = rawText(rawChild(rawChild(e, 'Ubicacion'), 'OtrasSenas')) ?? rawText(rawChild(e, 'OtrasSenasExtranjero'));
   if (sen) emisor.direccion = sen;
   if (doc.codigoActividadEmisor) emisor.actividad = doc.codigoActividadEmisor;
   if (!doc.receptor) return { emisor };

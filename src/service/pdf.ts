@@ -11,7 +11,7 @@
 import { createRequire } from 'node:module';
 import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
-import { CONDICIONES_VENTA, MEDIOS_PAGO, TIPOS_DOC_REFERENCIA } from '../core/codes.js';
+import { CONDICIONES_VENTA, CONDICIONES_VENTA_REP, MEDIOS_PAGO, TIPOS_DOC_REFERENCIA } from '../core/codes.js';
 import { dec } from '../core/money.js';
 import { parseComprobanteXml } from '../core/xml/parse-comprobante.js';
 import { parseXmlRoot } from '../core/xml/raw-document.js';
@@ -31,6 +31,9 @@ import {
   institucionesOtros,
   isNonZero,
   parties,
+  lineCells,
+  lineColumnTitles,
+  PARTY_TITLES,
 } from './pdf-content.js';
 
 const require = createRequire(import.meta.url);
@@ -94,7 +97,7 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
   kv('Clave', doc.clave);
   kv('Consecutivo', doc.numeroConsecutivo);
   kv('Fecha de emisión', formatFecha(doc.fechaEmision));
-  const condicion = CONDICIONES_VENTA[doc.condicionVenta] ?? doc.condicionVenta;
+  const condicion = CONDICIONES_VENTA[doc.condicionVenta] ?? CONDICIONES_VENTA_REP[doc.condicionVenta] ?? doc.condicionVenta;
   kv('Condición de venta', doc.plazoCredito ? `${condicion} (${doc.plazoCredito} días)` : condicion);
   const medios = doc.mediosPago.map((m) => (m.tipoMedioPago ? (MEDIOS_PAGO[m.tipoMedioPago] ?? m.tipoMedioPago) : m.medioPagoOtros ?? '')).filter(Boolean);
   if (medios.length > 0) kv('Medio de pago', medios.join(', '));
@@ -127,8 +130,9 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
     if (p.direccion) pdf.text(p.direccion, x, undefined, { width: colW });
     return pdf.y;
   };
-  const yE = partyBlock('Emisor', emisor, M, y);
-  const yR = partyBlock('Receptor', receptor, M + colW + 16, y);
+  const [emisorTitle, receptorTitle] = PARTY_TITLES[doc.kind];
+  const yE = partyBlock(emisorTitle, emisor, M, y);
+  const yR = partyBlock(receptorTitle, receptor, M + colW + 16, y);
   y = Math.max(yE, yR) + 10;
   pdf.moveTo(M, y).lineTo(A4.width - M, y).strokeColor(RULE).lineWidth(0.5).stroke();
   y += 6;
@@ -137,8 +141,8 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
   const cols = [
     { title: 'Código', w: 70, align: 'left' as const },
     { title: 'Detalle', w: 0, align: 'left' as const },
-    { title: 'Cant.', w: 38, align: 'right' as const },
-    { title: 'Precio unit.', w: 64, align: 'right' as const },
+    { title: lineColumnTitles(doc.kind).cantidad, w: 38, align: 'right' as const },
+    { title: lineColumnTitles(doc.kind).precio, w: 64, align: 'right' as const },
     { title: 'Descuento', w: 56, align: 'right' as const },
     { title: 'Impuesto', w: 62, align: 'right' as const },
     { title: 'Total línea', w: 70, align: 'right' as const },
@@ -189,12 +193,13 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
     pdf.font('body').fontSize(EXO_SIZE);
     const exoHeights = exoText.map((t) => pdf.heightOfString(t, { width: exoW - 2 * EXO_PAD }) + 2 * EXO_PAD);
     const exoTotal = exoHeights.reduce((s, h) => s + h + 2, 0);
+    const cell = lineCells(doc.kind, l);
     drawRow(
       [
-        l.codigoCABYS ?? l.partidaArancelaria ?? l.codigoComercial[0]?.codigo ?? '',
-        l.detalle,
-        `${l.cantidad !== undefined ? formatNumber(l.cantidad) : ''}${l.unidadMedida ? ` ${l.unidadMedida}` : ''}`,
-        formatAmount(l.precioUnitario),
+        cell.codigo,
+        cell.detalle,
+        cell.cantidad,
+        cell.precio,
         formatAmount(descuento.toString()),
         `${formatAmount(impuesto)}${tarifas.length > 0 ? `\n(${tarifas.join(', ')})` : ''}`,
         formatAmount(l.montoTotalLinea),
