@@ -17,7 +17,7 @@ import { startWorker, type Worker } from '../src/service/delivery/worker.js';
 import { submitDocument } from '../src/service/documents.js';
 import { getFile } from '../src/service/files.js';
 import { registerIssuer } from '../src/service/issuers.js';
-import type { MailDefaults } from '../src/service/mail-settings.js';
+import type { MailDefaults } from '../src/service/mail-defaults.js';
 import { setAccountMail } from '../src/service/mail-settings.js';
 import { ServiceError } from '../src/service/service-error.js';
 import { makeServiceContext, type TestContext } from './helpers/api-context.js';

@@ -12,7 +12,7 @@ import type { HaciendaEnvironment } from '../service/context.js';
 import { currentKey } from '../service/keys.js';
 import { closeLookups } from '../service/lookups.js';
 import { openService, type OpenedService } from '../service/runtime.js';
-import type { MailDefaults } from '../service/mail-settings.js';
+import type { MailDefaults } from '../service/mail-defaults.js';
 import { createTokenVerifier } from '../service/tokens.js';
 import { webhookTargetPolicy } from '../service/webhook-targets.js';
 import { acceptCallback, startWorker, type Worker, type WorkerOptions } from '../service/delivery/worker.js';

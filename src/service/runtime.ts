@@ -12,7 +12,7 @@ import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { resolveEndpoints, type HaciendaEndpoints } from '../hacienda/index.js';
 import { openSqliteStore, openStore, redactDatabaseUrl, type Store } from '../store/index.js';
 import type { HaciendaEnvironment, ServiceContext } from './context.js';
-import type { MailDefaults } from './mail-settings.js';
+import type { MailDefaults } from './mail-defaults.js';
 import { loadMasterKey, SecretBox } from './secrets.js';
 import type { WebhookTargetPolicy } from './webhook-targets.js';
 

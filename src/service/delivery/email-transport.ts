@@ -10,7 +10,8 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Transporter } from 'nodemailer';
-import type { MailRoute, SmtpServer } from '../mail-settings.js';
+import type { SmtpServer } from '../mail-defaults.js';
+import type { MailRoute } from '../mail-settings.js';
 
 export interface OutgoingMail {
   from: { name: string; address: string };
