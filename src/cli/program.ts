@@ -16,6 +16,7 @@ import { defineHaciendaCommands } from '../commands/hacienda/index.js';
 import { defineInitCommand } from '../commands/init/index.js';
 import { defineServeCommand } from '../commands/serve/index.js';
 import { defineWebhookCommands } from '../commands/webhooks/index.js';
+import { defineRecibidosCommands } from '../commands/recibidos/index.js';
 import { defineConfigCommands } from '../commands/config/index.js';
 import { defineLoginCommands } from '../commands/login/index.js';
 import { defineDocumentsCommands } from '../commands/documents/index.js';
@@ -92,6 +93,7 @@ export function buildProgram(ctx: Ctx): Command {
   defineServeCommand(program, ctx);
   defineAccountCommands(program, ctx);
   defineWebhookCommands(program, ctx);
+  defineRecibidosCommands(program, ctx);
   defineConfigCommands(program, ctx);
   defineLoginCommands(program, ctx);
   defineEmisorCommands(program, ctx);

@@ -96,3 +96,5 @@ export interface Backend {
   keepWorking(): Promise<void>;
   close(): Promise<void>;
 }
+  /** The buyer's side (`fecr recibidos`): suppliers' comprobantes imported, checked and answered. */
+  recibidos?(): import('./recibidos.js').RecibidosApi;

@@ -28,6 +28,7 @@ import {
 } from './backend.js';
 import { documentStatusFromRow } from './document-status.js';
 import { isClave } from '../core/clave.js';
+import { LocalRecibidos } from './recibidos-local.js';
 import { DOCUMENT_STATES, FINAL_STATES } from '../core/lifecycle.js';
 import { parseSince } from '../core/dates.js';
 
@@ -273,11 +274,20 @@ class LocalBackend implements Backend {
 }
 
 /** Runs a use case; its ServiceError becomes a BackendError (anything else is an internal error). */
+  // --- the buyer's side ----------------------------------------------------------------------------
+
+  private buyer: LocalRecibidos | undefined;
+
+  recibidos(): LocalRecibidos {
+    return (this.buyer ??= new LocalRecibidos(this.svc, this.run, () => this.accountId()));
+  }
+
 async function mapped<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
     const { ServiceError } = await import('../service/service-error.js');
+    await this.buyer?.close();
     if (e instanceof ServiceError) {
       const code = e.code === 'not_found' ? 'not_found' : e.code === 'service_unavailable' ? 'unavailable' : e.code === 'unauthorized' ? 'auth' : 'invalid';
       throw new BackendError(code, e.message, e.details ?? []);

@@ -13,6 +13,7 @@ import { getIssuerPublic, registerIssuer, updateIssuer } from '../service/issuer
 import { lookupExoneracion, lookupTaxpayer, searchCabys } from '../service/lookups.js';
 import { ServiceError } from '../service/service-error.js';
 import { registerExtraEndpoints } from './api-extra.js';
+import { registerRecibidosEndpoints } from './api-recibidos.js';
 import { CabysBody, ExoneracionBody, FileBody, findingsFromZod, IssuerLookupBody, TaxpayerBody } from './api-schemas.js';
 import { BODY_LIMIT, ERROR_CODES, HttpError, installErrorHandling, MESSAGES, sendError } from './errors.js';
 import { buildOpenApi } from './openapi.js';
@@ -142,6 +143,7 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   });
 
   registerExtraEndpoints(app, ctx, account); // /api/consultar/estado, /api/consultar/documentos (additive)
+  registerRecibidosEndpoints(app, ctx, account); // /api/recibidos… (the buyer's side, additive)
 
   app.get('/openapi.json', async () => {
     const url = typeof opts.publicUrl === 'function' ? opts.publicUrl() : opts.publicUrl;

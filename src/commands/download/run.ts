@@ -15,6 +15,22 @@ export interface DownloadFlags {
 
 const TYPES: Record<string, FileType> = { xml: 'XML', pdf: 'PDF', respuesta: 'RESPUESTA' };
 
+/** A received comprobante's answer files: our MensajeReceptor and Hacienda's answer to it (fecr recibidos). */
+const RECEIVED_TYPES: Record<string, 'MENSAJE_RECEPTOR' | 'RESPUESTA_MENSAJE_RECEPTOR'> = {
+  'mensaje-receptor': 'MENSAJE_RECEPTOR',
+  'respuesta-receptor': 'RESPUESTA_MENSAJE_RECEPTOR',
+};
+
+async function downloadReceived(ctx: Ctx, clave: string, type: 'MENSAJE_RECEPTOR' | 'RESPUESTA_MENSAJE_RECEPTOR', opts: DownloadFlags): Promise<void> {
+  const bytes = await withBackend(ctx, async (b) => b.recibidos?.().file(clave, type));
+  if (!bytes) throw new UserError(`no ${type === 'MENSAJE_RECEPTOR' ? 'MensajeReceptor' : "answer of Hacienda to the MensajeReceptor"} for ${clave} (answer it with fecr recibidos aceptar|parcial|rechazar)`);
+  await save(ctx, clave, bytes, opts.out ?? `${clave}_${type === 'MENSAJE_RECEPTOR' ? 'mensaje_receptor' : 'respuesta_mensaje_receptor'}.xml`, typeName(type), opts);
+}
+
+function typeName(t: string): string {
+  return t.toLowerCase().replace(/_/g, '-');
+}
+
 /** ANEXOS v4.4 file names: clave.xml, clave.pdf, clave_respuesta.xml. */
 export function defaultFileName(clave: string, type: FileType): string {
   return type === 'PDF' ? `${clave}.pdf` : type === 'RESPUESTA' ? `${clave}_respuesta.xml` : `${clave}.xml`;
@@ -22,14 +38,22 @@ export function defaultFileName(clave: string, type: FileType): string {
 
 export async function run(ctx: Ctx, claveArg: string, opts: DownloadFlags): Promise<void> {
   const clave = checkClave(claveArg);
-  const type = TYPES[(opts.type ?? 'xml').trim().toLowerCase()];
-  if (!type) throw new UsageError(`--type must be xml, pdf or respuesta (got "${opts.type}")`);
+  const typeName = (opts.type ?? 'xml').trim().toLowerCase();
+  const mr = RECEIVED_TYPES[typeName];
+  const type = TYPES[typeName] ?? 'XML';
+  if (!TYPES[typeName] && !mr) throw new UsageError(`--type must be xml, pdf, respuesta, mensaje-receptor or respuesta-receptor (got "${opts.type}")`);
   if (opts.out === '-' && opts.json) throw new UsageError('--json cannot be used with --out - (the file goes to stdout)');
+  if (mr) return downloadReceived(ctx, clave, mr, opts);
   const bytes = await withBackend(ctx, async (b) => {
     const got = await b.file(clave, type);
     if (got) return got;
     const s = await b.status(clave); // in local mode this also brings Hacienda's latest answer
-    if (!s) throw new UserError(`no document with clave ${clave}`);
+    if (!s) {
+      // Not one of ours: a supplier's comprobante we received (fecr recibidos import)?
+      const received = type === 'PDF' ? null : await b.recibidos?.().file(clave, type === 'XML' ? 'XML' : 'RESPUESTA');
+      if (received) return received;
+      throw new UserError(`no document with clave ${clave}`);
+    }
     if (type === 'RESPUESTA' && DECIDED.includes(s.estado)) {
       const again = await b.file(clave, type);
       if (again) return again;
@@ -37,7 +61,10 @@ export async function run(ctx: Ctx, claveArg: string, opts: DownloadFlags): Prom
     if (type === 'RESPUESTA') throw new UserError(`no respuesta for ${clave}: Hacienda has not answered yet (${s.estado})`);
     throw new UserError(`no ${type} file for ${clave}`);
   });
-  const out = opts.out ?? defaultFileName(clave, type);
+  await save(ctx, clave, bytes, opts.out ?? defaultFileName(clave, type), type, opts);
+}
+
+async function save(ctx: Ctx, clave: string, bytes: Buffer, out: string, type: string, opts: DownloadFlags): Promise<void> {
   if (out === '-') {
     await new Promise<void>((resolve, reject) => ctx.io.stdout.write(bytes, (e) => (e ? reject(e) : resolve())));
     return;

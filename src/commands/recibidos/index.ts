@@ -1,0 +1,45 @@
+/** `fecr recibidos …`: the buyer's side (issue 16): suppliers' comprobantes imported, checked, answered and summed. */
+import type { Command } from 'commander';
+import type { Ctx } from '../../cli/context.js';
+import type { DecideFlags, ImportFlags, ListFlags, ShowFlags, SummaryFlags } from './shared.js';
+
+export function defineRecibidosCommands(program: Command, ctx: Ctx): void {
+  const r = program.command('recibidos').description("suppliers' comprobantes: import and check them, answer Hacienda (MensajeReceptor), sum the IVA");
+  r.command('import')
+    .description('check and store supplier XML files: a file, every *.xml of a folder, or - (stdin); idempotent')
+    .argument('<source>', 'FILE.xml, a folder, or - for stdin')
+    .option('--json', 'print the results as JSON')
+    .action(async (source: string, opts: ImportFlags) => (await import('./import.js')).run(ctx, source, opts));
+  r.command('list')
+    .description('received comprobantes, newest first')
+    .option('--estado <estado>', 'invalido, pendiente, aceptado, parcial or rechazado')
+    .option('--desde <date>', 'issued on or after this date (YYYY-MM-DD)')
+    .option('--emisor <identificacion>', "only this supplier's")
+    .option('--json', 'print as JSON')
+    .action(async (opts: ListFlags) => (await import('./list.js')).run(ctx, opts));
+  r.command('show')
+    .description('one received comprobante: its checks, IVA by tarifa, our answer and its state at Hacienda')
+    .argument('<clave>', 'the 50-digit clave')
+    .option('--json', 'print as JSON')
+    .action(async (clave: string, opts: ShowFlags) => (await import('./show.js')).run(ctx, clave, opts));
+  const decide = (verb: 'aceptar' | 'parcial' | 'rechazar', description: string, load: () => Promise<{ run: (ctx: Ctx, clave: string, f: DecideFlags) => Promise<void> }>) =>
+    r
+      .command(verb)
+      .description(description)
+      .argument('<clave>', 'the 50-digit clave')
+      .option('--detalle <text>', 'DetalleMensaje (5-160 characters; a default for parcial and rechazar)')
+      .option('--condicion-impuesto <code>', 'CondicionImpuesto 01..05 (Nota 18; default 01 aceptar, 02 parcial)')
+      .option('--iva-acreditable <amount>', 'MontoTotalImpuestoAcreditar (default: all the IVA for aceptar and parcial)')
+      .option('--gasto-aplicable <amount>', 'MontoTotalDeGastoAplicable (default: TotalComprobante minus the IVA credited)')
+      .option('--timeout <seconds>', "how long to wait for Hacienda's verdict on the answer (default 60; 0: do not wait)")
+      .option('--json', 'print as JSON')
+      .action(async (clave: string, opts: DecideFlags) => (await load()).run(ctx, clave, opts));
+  decide('aceptar', 'accept it: MensajeReceptor 1 (consecutivo tipo 05), all the IVA creditable by default', () => import('./aceptar.js'));
+  decide('parcial', 'accept it partially: MensajeReceptor 2 (tipo 06)', () => import('./parcial.js'));
+  decide('rechazar', 'reject it: MensajeReceptor 3 (tipo 07)', () => import('./rechazar.js'));
+  r.command('resumen')
+    .description('a month: IVA acreditable and gasto aplicable by tarifa (what the IVA return needs)')
+    .argument('<mes>', 'YYYY-MM')
+    .option('--json', 'print as JSON')
+    .action(async (mes: string, opts: SummaryFlags) => (await import('./resumen.js')).run(ctx, mes, opts));
+}

@@ -1,0 +1,119 @@
+/** What the `fecr recibidos` verbs share: flags, the backend's buyer side, the decision verb, output. */
+import type { Ctx } from '../../cli/context.js';
+import { EXIT, SilentExit, UsageError, UserError } from '../../cli/errors.js';
+import { writeLine } from '../../cli/io.js';
+import { printJson } from '../../cli/output.js';
+import { renderTable } from '../../cli/table.js';
+import type { Backend } from '../../client/backend.js';
+import type { DecideOptions, RecibidoDetail, RecibidosApi, RecibidoSummary } from '../../client/recibidos.js';
+import type { Finding } from '../../core/model.js';
+import { withBackend } from '../backend.js';
+import { checkClave, timeoutMs } from '../documents/shared.js';
+
+export interface ImportFlags {
+  json?: boolean;
+}
+export interface ListFlags {
+  estado?: string;
+  desde?: string;
+  emisor?: string;
+  json?: boolean;
+}
+export interface ShowFlags {
+  json?: boolean;
+}
+export interface SummaryFlags {
+  json?: boolean;
+}
+export interface DecideFlags {
+  detalle?: string;
+  condicionImpuesto?: string;
+  ivaAcreditable?: string;
+  gastoAplicable?: string;
+  timeout?: string;
+  json?: boolean;
+}
+
+/** The backend's buyer side (a backend without one: an error, not a crash). */
+export function buyer(b: Backend): RecibidosApi {
+  if (!b.recibidos) throw new UserError('this backend has no buyer side (fecr recibidos)');
+  return b.recibidos();
+}
+
+export function withBuyer<T>(ctx: Ctx, fn: (r: RecibidosApi) => Promise<T>): Promise<T> {
+  return withBackend(ctx, (b) => fn(buyer(b)));
+}
+
+export function findingLines(ctx: Ctx, findings: Finding[], indent = '  '): void {
+  for (const f of findings) writeLine(ctx.io.stderr, `${indent}${f.path}: ${f.message}`);
+}
+
+const LIST_HEADER = ['clave', 'estado', 'tipo', 'emisor', 'fechaEmision', 'totalComprobante', 'totalImpuesto', 'hacienda', 'respuesta'];
+
+export function printList(ctx: Ctx, rows: RecibidoSummary[]): void {
+  const cells = rows.map((r) => [
+    r.clave ?? '(sin clave)',
+    r.estado,
+    r.tipo ?? '',
+    `${r.emisor.numero ?? ''} ${r.emisor.nombre ?? ''}`.trim(),
+    r.fechaEmision ?? '',
+    r.totalComprobante ?? '',
+    r.totalImpuesto ?? '',
+    r.haciendaEstado ?? '',
+    r.respuestaEstado ?? '',
+  ]);
+  writeLine(ctx.io.stdout, renderTable(ctx, LIST_HEADER, cells));
+}
+
+export function printDetail(ctx: Ctx, d: RecibidoDetail): void {
+  const line = (k: string, v: string | null | undefined) => writeLine(ctx.io.stdout, `${k.padEnd(22)} ${v ?? ''}`);
+  line('clave', d.clave);
+  line('estado', d.estado);
+  line('tipo', `${d.tipo ?? ''} v${d.version ?? '?'}`);
+  line('emisor', `${d.emisor.numero ?? ''} ${d.emisor.nombre ?? ''}`);
+  line('receptor', d.receptor.numero);
+  line('fechaEmision', d.fechaEmision);
+  line('totalComprobante', `${d.totalComprobante ?? ''} ${d.moneda ?? ''}`);
+  line('totalImpuesto', d.totalImpuesto);
+  line('hacienda', d.haciendaEstado);
+  for (const i of d.iva) line(`IVA tarifa ${i.codigoTarifaIVA}`, `${i.tarifa}% base ${i.base} impuesto ${i.impuesto}`);
+  if (d.decision) {
+    line('respuesta', `Mensaje ${d.decision.mensaje} (${d.estado}), ${d.decision.mensajeClave ?? ''}`);
+    line('respuesta en Hacienda', d.respuestaEstado);
+    line('ivaAcreditable', d.decision.montoTotalImpuestoAcreditar);
+    line('gastoAplicable', d.decision.montoTotalDeGastoAplicable);
+    if (d.decision.detalle) line('detalle', d.decision.detalle);
+  }
+  for (const f of d.hallazgos) writeLine(ctx.io.stdout, `hallazgo: ${f.path}: ${f.message}`);
+  for (const f of d.avisos) writeLine(ctx.io.stdout, `aviso: ${f.path}: ${f.message}`);
+}
+
+/** aceptar | parcial | rechazar: queue the MensajeReceptor, wait for Hacienda's verdict (or not), print, exit. */
+export async function decide(ctx: Ctx, decision: DecideOptions['decision'], claveArg: string, f: DecideFlags): Promise<void> {
+  const clave = checkClave(claveArg);
+  const wait = f.timeout === '0' ? 0 : timeoutMs(f.timeout);
+  if (f.condicionImpuesto !== undefined && !/^0[1-5]$/.test(f.condicionImpuesto)) throw new UsageError('--condicion-impuesto must be 01, 02, 03, 04 or 05');
+  for (const [flag, v] of [['--iva-acreditable', f.ivaAcreditable], ['--gasto-aplicable', f.gastoAplicable]] as const) {
+    if (v !== undefined && !/^\d+(\.\d{1,5})?$/.test(v)) throw new UsageError(`${flag} must be an amount like 1234.5 (got "${v}")`);
+  }
+  const opts: DecideOptions = {
+    decision,
+    ...(f.detalle !== undefined ? { detalle: f.detalle } : {}),
+    ...(f.condicionImpuesto !== undefined ? { condicionImpuesto: f.condicionImpuesto } : {}),
+    ...(f.ivaAcreditable !== undefined ? { ivaAcreditable: f.ivaAcreditable } : {}),
+    ...(f.gastoAplicable !== undefined ? { gastoAplicable: f.gastoAplicable } : {}),
+  };
+  const { result, detail } = await withBuyer(ctx, (r) => r.decide(clave, opts, { waitMs: wait }));
+  const respuesta = detail?.respuestaEstado ?? 'pendiente';
+  if (f.json) printJson(ctx, { ...result, respuestaEstado: respuesta, respuestaDetalle: detail?.decision?.respuestaDetalle ?? null });
+  else {
+    writeLine(ctx.io.stdout, `${clave} ${result.estado}: MensajeReceptor ${result.consecutivoReceptor} (Mensaje ${result.mensaje}), Hacienda: ${respuesta}`);
+    if (result.montoTotalImpuestoAcreditar !== null) writeLine(ctx.io.stdout, `ivaAcreditable ${result.montoTotalImpuestoAcreditar}  gastoAplicable ${result.montoTotalDeGastoAplicable}`);
+  }
+  if (respuesta === 'rechazado') {
+    if (!f.json && detail?.decision?.respuestaDetalle) writeLine(ctx.io.stderr, detail.decision.respuestaDetalle.trim());
+    throw new SilentExit(EXIT.rejected);
+  }
+  if (respuesta === 'error') throw new SilentExit(EXIT.error);
+  if (wait > 0 && respuesta !== 'aceptado') throw new SilentExit(EXIT.pending);
+}

@@ -1,0 +1,14 @@
+/** `fecr recibidos show CLAVE [--json]`. */
+import type { Ctx } from '../../cli/context.js';
+import { UserError } from '../../cli/errors.js';
+import { printJson } from '../../cli/output.js';
+import { checkClave } from '../documents/shared.js';
+import { printDetail, withBuyer, type ShowFlags } from './shared.js';
+
+export async function run(ctx: Ctx, claveArg: string, f: ShowFlags): Promise<void> {
+  const clave = checkClave(claveArg);
+  const d = await withBuyer(ctx, (r) => r.show(clave));
+  if (!d) throw new UserError(`no received comprobante with clave ${clave} (import it with fecr recibidos import)`);
+  if (f.json) printJson(ctx, d);
+  else printDetail(ctx, d);
+}

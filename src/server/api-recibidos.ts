@@ -1,0 +1,119 @@
+/**
+ * The buyer's side on the client API (issue 16), additive, same bearer authentication, tenancy and error bodies as
+ * the spec's endpoints. Files travel in base64, as the spec's other bodies carry them:
+ *
+ * - `POST /api/recibidos {xml: base64, nombre?}` or `{documentos: [{xml, nombre?}]}` (up to 200, within the 1 MiB
+ *   body) → `{status: 'success', data: ImportResult[]}`: one result per document, `estado` `pendiente` or `invalido`
+ *   with `hallazgos` (a refused document is a result, not an HTTP error; a malformed body is a 400).
+ * - `POST /api/recibidos/consultar {estado?, desde?, emisor?, limite?}` → the list, newest first.
+ * - `POST /api/recibidos/detalle {clave}` → one, with findings, IVA by tarifa and the decision; 404 when unknown.
+ * - `POST /api/recibidos/decidir {clave, decision: aceptar|parcial|rechazar, detalle?, condicionImpuesto?,
+ *   ivaAcreditable?, gastoAplicable?}` → the MensajeReceptor queued (`consecutivoReceptor`, `mensajeClave`).
+ * - `POST /api/recibidos/resumen {mes: YYYY-MM}` → IVA acreditable and gasto aplicable by tarifa.
+ * - `POST /api/recibidos/archivo {clave, fileType: XML|RESPUESTA|MENSAJE_RECEPTOR|RESPUESTA_MENSAJE_RECEPTOR}` →
+ *   `{claveHacienda, fileType, encodedFile}`; 404 when there is no such file (yet).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { ServiceContext } from '../service/context.js';
+import { DECISIONS, decideRecibido } from '../service/recibidos/decide.js';
+import { importRecibidos } from '../service/recibidos/import.js';
+import { getRecibido, listRecibidos, monthlySummary, RECIBIDO_ESTADOS, RECIBIDO_FILES, recibidoFile } from '../service/recibidos/queries.js';
+import { ServiceError } from '../service/service-error.js';
+import { findingsFromZod } from './api-schemas.js';
+import { ERROR_CODES, HttpError, MESSAGES } from './errors.js';
+
+export const RECIBIDOS_PATHS = ['/api/recibidos', '/api/recibidos/consultar', '/api/recibidos/detalle', '/api/recibidos/decidir', '/api/recibidos/resumen', '/api/recibidos/archivo'] as const;
+
+const Base64Xml = z
+  .string('must be the XML in base64')
+  .min(1, 'is required')
+  .refine((s) => /^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(s), 'must be base64');
+const Documento = z.object({ xml: Base64Xml, nombre: z.string().max(255).optional() });
+export const ImportBody = z.union([Documento, z.object({ documentos: z.array(Documento).min(1, 'must hold at least one document').max(200, 'at most 200 per request') })]);
+export const ListRecibidosBody = z.object({
+  estado: z.enum(RECIBIDO_ESTADOS as [string, ...string[]], { error: `must be one of ${RECIBIDO_ESTADOS.join(', ')}` }).optional(),
+  desde: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD').optional(),
+  emisor: z.string().regex(/^[A-Za-z0-9]{1,20}$/, 'must be an identificación').optional(),
+  limite: z.coerce.number().int().min(1).max(10_000).optional(),
+});
+const ClaveBody = z.object({ clave: z.string('is required').trim().regex(/^[A-Za-z0-9]{50}$/, 'must be the 50-character clave') });
+export const DecideBody = ClaveBody.extend({
+  decision: z.enum(DECISIONS as [string, ...string[]], { error: 'must be aceptar, parcial or rechazar' }),
+  detalle: z.string().max(160).optional(),
+  condicionImpuesto: z.string().regex(/^0[1-5]$/, 'must be 01, 02, 03, 04 or 05').optional(),
+  ivaAcreditable: z.union([z.string(), z.number()]).transform(String).optional(),
+  gastoAplicable: z.union([z.string(), z.number()]).transform(String).optional(),
+});
+const SummaryBody = z.object({ mes: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM') });
+const FileBody = ClaveBody.extend({ fileType: z.enum(RECIBIDO_FILES, { error: `must be one of ${RECIBIDO_FILES.join(', ')}` }).default('XML') });
+
+function valid<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+  const r = schema.safeParse(body ?? {});
+  if (!r.success) throw new HttpError(400, ERROR_CODES.badRequest, MESSAGES.requiredFields, findingsFromZod(r.error));
+  return r.data;
+}
+
+async function run<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ServiceError) throw new HttpError(e.status, e.code, e.message, e.details);
+    throw e;
+  }
+}
+
+export function registerRecibidosEndpoints(app: FastifyInstance, ctx: ServiceContext, account: (req: FastifyRequest) => number): void {
+  app.post('/api/recibidos', async (req) => {
+    const body = valid(ImportBody, req.body);
+    const docs = 'documentos' in body ? body.documentos : [body];
+    const files = docs.map((d, i) => ({ name: d.nombre ?? `documentos[${i}]`, bytes: Buffer.from(d.xml, 'base64') }));
+    return { status: 'success', data: await run(() => importRecibidos(ctx, account(req), files)) };
+  });
+
+  app.post('/api/recibidos/consultar', async (req) => {
+    const b = valid(ListRecibidosBody, req.body);
+    const data = await run(() =>
+      listRecibidos(ctx, account(req), {
+        ...(b.estado ? { estado: b.estado as (typeof RECIBIDO_ESTADOS)[number] } : {}),
+        ...(b.desde ? { desde: b.desde } : {}),
+        ...(b.emisor ? { emisor: b.emisor } : {}),
+        ...(b.limite ? { limit: b.limite } : {}),
+      }),
+    );
+    return { status: 'success', data };
+  });
+
+  app.post('/api/recibidos/detalle', async (req) => {
+    const b = valid(ClaveBody, req.body);
+    const data = await run(() => getRecibido(ctx, account(req), b.clave));
+    if (!data) throw new HttpError(404, ERROR_CODES.notFound, `No hay un comprobante recibido con la clave ${b.clave}`);
+    return { status: 'success', data };
+  });
+
+  app.post('/api/recibidos/decidir', async (req) => {
+    const b = valid(DecideBody, req.body);
+    const data = await run(() =>
+      decideRecibido(ctx, account(req), b.clave, {
+        decision: b.decision as (typeof DECISIONS)[number],
+        ...(b.detalle !== undefined ? { detalle: b.detalle } : {}),
+        ...(b.condicionImpuesto !== undefined ? { condicionImpuesto: b.condicionImpuesto } : {}),
+        ...(b.ivaAcreditable !== undefined ? { ivaAcreditable: b.ivaAcreditable } : {}),
+        ...(b.gastoAplicable !== undefined ? { gastoAplicable: b.gastoAplicable } : {}),
+      }),
+    );
+    return { status: 'success', data };
+  });
+
+  app.post('/api/recibidos/resumen', async (req) => {
+    const b = valid(SummaryBody, req.body);
+    return { status: 'success', data: await run(() => monthlySummary(ctx, account(req), b.mes)) };
+  });
+
+  app.post('/api/recibidos/archivo', async (req) => {
+    const b = valid(FileBody, req.body);
+    const bytes = await run(() => recibidoFile(ctx, account(req), b.clave, b.fileType));
+    if (!bytes) throw new HttpError(404, ERROR_CODES.notFound, MESSAGES.fileNotFound);
+    return { status: 'success', data: { claveHacienda: b.clave, fileType: b.fileType, encodedFile: bytes.toString('base64') } };
+  });
+}
