@@ -9,7 +9,8 @@
  *     profile's account does not have it yet, a test .p12 is generated (PIN 1234, written to the out dir) and the
  *     issuer registered with it.
  *  3. One document of each kind the service accepts (FE, FE with exoneración, NC referencing that FE, TE without
- *     receptor, TE for a foreign receptor), dated now, numbered after the issuer's last consecutivo of each kind;
+ *     receptor, TE for a foreign receptor, ND referencing that FE, FEC bought from a farmer, FEE to a buyer abroad,
+ *     REP paying a credit sale), dated now, numbered after the issuer's last consecutivo of each kind;
  *     sent, then Hacienda's verdicts awaited.
  *  4. For each: `<clave>.xml` (the signed comprobante), `<clave>_respuesta.xml` (Hacienda's MensajeHacienda) and
  *     `<clave>.pdf` in the out dir (default ./fecr-demo). A table on stdout (JSON with --json), progress on stderr.
@@ -45,7 +46,7 @@ export const DEMO_PIN = '1234';
 const ISSUER_ID = '3101123456';
 const ISSUER_NAME = 'SOFTWARE TICO SOCIEDAD ANONIMA';
 
-type Kind = 'FE' | 'NC' | 'TE';
+type Kind = 'FE' | 'ND' | 'NC' | 'TE' | 'FEC' | 'FEE' | 'REP';
 
 /** One document of each kind the service accepts (SERVICE-SPEC "Rules by kind of document"), by fixture. */
 const DEMO_DOCUMENTS: readonly { label: string; kind: Kind; fixture: string }[] = [
@@ -54,6 +55,10 @@ const DEMO_DOCUMENTS: readonly { label: string; kind: Kind; fixture: string }[] 
   { label: 'NC', kind: 'NC', fixture: '09-nc-devolucion' },
   { label: 'TE', kind: 'TE', fixture: '10-te-sin-receptor' },
   { label: 'TE extranjero', kind: 'TE', fixture: '11-te-extranjero' },
+  { label: 'ND', kind: 'ND', fixture: '14-nd-ajuste-servicios' },
+  { label: 'FEC', kind: 'FEC', fixture: '17-fec-agricultor' },
+  { label: 'FEE', kind: 'FEE', fixture: '20-fee-cafe-usd' },
+  { label: 'REP', kind: 'REP', fixture: '23-rep-credito-90-dias' },
 ];
 
 const FILES: readonly { type: FileType; key: 'xml' | 'respuesta' | 'pdf'; name: (clave: string) => string }[] = [
@@ -202,7 +207,7 @@ async function ensureIssuer(ctx: Ctx, b: Backend, outDir: string, out: string): 
   return { ...base, registered: true, p12: file };
 }
 
-/** Submits the documents in order (the NC references the first FE); returns their claves. */
+/** Submits the documents in order (the NC and the ND reference the first FE); returns their claves. */
 async function sendAll(ctx: Ctx, b: Backend): Promise<{ label: string; clave: string }[]> {
   const { readFile } = await import('node:fs/promises');
   const { formatCr } = await import('../../core/dates.js');
@@ -213,7 +218,7 @@ async function sendAll(ctx: Ctx, b: Backend): Promise<{ label: string; clave: st
     const body = JSON.parse(await readFile(packageUrl(`fixtures/documents/${d.fixture}.json`), 'utf8')) as Record<string, unknown>;
     body.numeroReferencia = next[d.kind]++;
     body.fechaEmision = fechaEmision;
-    if (d.kind === 'NC') {
+    if (d.kind === 'NC' || d.kind === 'ND') {
       const fe = sent.find((s) => s.kind === 'FE');
       const [ref] = body.informacionReferencia as Record<string, unknown>[];
       body.informacionReferencia = [{ ...ref, tipoDocIR: '01', numero: fe?.clave, fechaEmision }];
@@ -227,7 +232,7 @@ async function sendAll(ctx: Ctx, b: Backend): Promise<{ label: string; clave: st
 
 /** The next numeroReferencia of each kind for the demo issuer: one after the highest stored. */
 async function nextNumbers(b: Backend): Promise<Record<Kind, number>> {
-  const next: Record<Kind, number> = { FE: 1, NC: 1, TE: 1 };
+  const next: Record<Kind, number> = { FE: 1, ND: 1, NC: 1, TE: 1, FEC: 1, FEE: 1, REP: 1 };
   for (const d of await b.listDocuments({ limit: 1000 })) {
     // Clave: 506, ddmmyy, the issuer's id on 12 digits, then the consecutivo (whose last 10 digits are the number).
     if (d.clave.slice(9, 21) !== ISSUER_ID.padStart(12, '0') || !(d.kind in next)) continue;
