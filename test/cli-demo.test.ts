@@ -23,13 +23,17 @@ const demoData = join(home, '.local', 'share', 'fecr', 'demo');
 const configFile = join(home, '.config', 'fecr', 'config.json');
 const fecr = (args: string[], opts: { env?: Record<string, string>; tty?: boolean } = {}) => runCli(args, { env: { ...env, ...opts.env }, cwd: work, tty: opts.tty });
 
-const KINDS = ['FE', 'FE exonerada', 'NC', 'TE', 'TE extranjero'];
+const KINDS = ['FE', 'FE exonerada', 'NC', 'TE', 'TE extranjero', 'ND', 'FEC', 'FEE', 'REP'];
 const ROOTS: Record<string, string> = {
   FE: 'FacturaElectronica',
   'FE exonerada': 'FacturaElectronica',
   NC: 'NotaCreditoElectronica',
   TE: 'TiqueteElectronico',
   'TE extranjero': 'TiqueteElectronico',
+  ND: 'NotaDebitoElectronica',
+  FEC: 'FacturaElectronicaCompra',
+  FEE: 'FacturaElectronicaExportacion',
+  REP: 'ReciboElectronicoPago',
 };
 let first: { kind: string; consecutivo: string; estado: string; clave: string; files: string }[] = [];
 
@@ -51,6 +55,12 @@ function expectDemoFiles(out: string, rows: { kind: string; clave: string }[]): 
   expect(x.ok, x.output).toBe(true);
   const nc = parseComprobanteXml(readFileSync(join(out, `${rows[2]!.clave}.xml`), 'utf8'));
   expect(nc.informacionReferencia.map((ref) => ref.numero)).toEqual([rows[0]!.clave]);
+  const nd = parseComprobanteXml(readFileSync(join(out, `${rows[5]!.clave}.xml`), 'utf8'));
+  expect(nd.informacionReferencia.map((ref) => ref.numero)).toEqual([rows[0]!.clave]);
+  // The FEC is issued by the buyer: the demo issuer is its Receptor, and its cédula is in the clave.
+  const fec = parseComprobanteXml(readFileSync(join(out, `${rows[6]!.clave}.xml`), 'utf8'));
+  expect(fec.receptor?.identificacion?.numero).toBe('3101123456');
+  expect(rows[6]!.clave.slice(9, 21)).toBe('003101123456');
 }
 
 beforeAll(async () => {
@@ -81,13 +91,17 @@ describe('fecr demo (no config: the "demo" profile, local mode, the embedded emu
       expect(row.clave.slice(21, 41)).toBe(row.consecutivo);
       expect(row.files).toBe('xml respuesta pdf');
     }
-    // The consecutivos: FE 1 and 2, NC 1, TE 1 and 2 (tipo 01, 03, 04 at positions 9-10).
+    // The consecutivos: FE 1 and 2, NC 1, TE 1 and 2, ND, FEC, FEE, REP 1 (tipo 01, 03, 04, 02, 08, 09, 10 at positions 9-10).
     expect(first.map((x) => x.consecutivo)).toEqual([
       '00100001010000000001',
       '00100001010000000002',
       '00100001030000000001',
       '00100001040000000001',
       '00100001040000000002',
+      '00100001020000000001',
+      '00100001080000000001',
+      '00100001090000000001',
+      '00100001100000000001',
     ]);
     const err = r.stderr.trim().split('\n');
     expect(err[0]).toBe(`created profile "demo" in ${configFile}`);
@@ -99,7 +113,7 @@ describe('fecr demo (no config: the "demo" profile, local mode, the embedded emu
     expect(statSync(join(demoData, 'master.key')).mode & 0o777).toBe(0o600);
     expect(err).toContain('registered test issuer 3101123456 SOFTWARE TICO SOCIEDAD ANONIMA with a generated certificate (fecr-demo/issuer.p12, PIN 1234)');
     for (const kind of KINDS) expect(err).toContain(`${kind}: aceptado`);
-    expect(err.at(-2)).toMatch(/^wrote 15 files to fecr-demo\/ in \d+\.\d s: /);
+    expect(err.find((l) => l.startsWith('wrote '))).toMatch(/^wrote 27 files to fecr-demo\/ in \d+\.\d s: /);
     expect(err.at(-1)).toBe('see them again with: fecr documents list --profile demo');
     expect(r.stderr).not.toMatch(/error|^\s+at /m);
     console.log(`fecr demo (first run, in-process): ${Math.round(ms)} ms`);
@@ -129,6 +143,10 @@ describe('fecr demo (no config: the "demo" profile, local mode, the embedded emu
       ['NC', 'aceptado', 1, '00100001030000000002'],
       ['TE', 'aceptado', 1, '00100001040000000003'],
       ['TE extranjero', 'aceptado', 1, '00100001040000000004'],
+      ['ND', 'aceptado', 1, '00100001020000000002'],
+      ['FEC', 'aceptado', 1, '00100001080000000002'],
+      ['FEE', 'aceptado', 1, '00100001090000000002'],
+      ['REP', 'aceptado', 1, '00100001100000000002'],
     ]);
     for (const d of result.documents) {
       expect(first.map((x) => x.clave)).not.toContain(d.clave);
@@ -140,11 +158,11 @@ describe('fecr demo (no config: the "demo" profile, local mode, the embedded emu
     expect(r.stderr).not.toContain('warning:');
   });
 
-  it('the demo profile is an ordinary profile afterwards: documents list shows the ten documents', async () => {
+  it('the demo profile is an ordinary profile afterwards: documents list shows the eighteen documents', async () => {
     const r = await fecr(['documents', 'list', '--profile', 'demo', '--json']);
     expect(r.code, r.stderr).toBe(0);
     const docs = JSON.parse(r.stdout) as DocumentStatus[];
-    expect(docs).toHaveLength(10);
+    expect(docs).toHaveLength(2 * KINDS.length);
     expect(new Set(docs.map((d) => d.estado))).toEqual(new Set(['aceptado']));
     expect(docs.map((d) => d.clave)).toEqual(expect.arrayContaining(first.map((x) => x.clave)));
   });
@@ -156,12 +174,12 @@ describe('fecr demo (no config: the "demo" profile, local mode, the embedded emu
     const r = await runCli(['demo', '--json', '--out', 'rejected'], { env, cwd: work, now: later });
     expect(r.code, r.stderr).toBe(3);
     const result = JSON.parse(r.stdout) as DemoResult;
-    expect(result.documents.map((d) => d.estado)).toEqual(['rechazado', 'rechazado', 'rechazado', 'rechazado', 'rechazado']);
+    expect(result.documents.map((d) => d.estado)).toEqual(KINDS.map(() => 'rechazado'));
     for (const d of result.documents) {
       expect(d.mensaje).toBe(3);
       expect(parseMensajeHaciendaXml(readFileSync(join(work, d.files.respuesta!), 'utf8')).mensaje).toBe(3);
     }
-    expect(r.stderr.trim().split('\n').at(-1)).toBe('error: not every document was accepted: FE rechazado, FE exonerada rechazado, NC rechazado, TE rechazado, TE extranjero rechazado');
+    expect(r.stderr.trim().split('\n').at(-1)).toBe(`error: not every document was accepted: ${KINDS.map((k) => `${k} rechazado`).join(', ')}`);
   }, 90_000);
 
   it('--out DIR, and an aligned table on a terminal', async () => {
@@ -170,7 +188,7 @@ describe('fecr demo (no config: the "demo" profile, local mode, the embedded emu
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^kind +numeroConsecutivo +estado +clave +files$/);
     expect(lines[1]).toMatch(/^-+ {2}-+/);
-    expect(lines).toHaveLength(7);
+    expect(lines).toHaveLength(2 + KINDS.length);
     expect(r.stdout).not.toContain('\t');
     const clave = lines[2]!.split(/ {2,}/)[3]!;
     expect(existsSync(join(work, 'elsewhere', `${clave}_respuesta.xml`))).toBe(true);
@@ -230,6 +248,10 @@ describe('fecr demo on a remote profile (logged in to a real fecr serve): the sa
       ['NC', 'aceptado', '00100001030000000001'],
       ['TE', 'aceptado', '00100001040000000001'],
       ['TE extranjero', 'aceptado', '00100001040000000002'],
+      ['ND', 'aceptado', '00100001020000000001'],
+      ['FEC', 'aceptado', '00100001080000000001'],
+      ['FEE', 'aceptado', '00100001090000000001'],
+      ['REP', 'aceptado', '00100001100000000001'],
     ]);
     expect(r.stderr).toContain(`profile "hosted": ${serve!.ready.baseUrl}`);
     expect(r.stderr).not.toContain('created profile');
@@ -248,12 +270,16 @@ describe('fecr demo on a remote profile (logged in to a real fecr serve): the sa
       ['aceptado', '030000000002'],
       ['aceptado', '040000000003'],
       ['aceptado', '040000000004'],
+      ['aceptado', '020000000002'],
+      ['aceptado', '080000000002'],
+      ['aceptado', '090000000002'],
+      ['aceptado', '100000000002'],
     ]);
   }, 90_000);
 });
 
 describe('fecr demo as a real process (node bin/fecr.js; dist/ built by the globalSetup)', () => {
-  it('fresh HOME: exit 0, five aceptado; prints the wall time', () => {
+  it('fresh HOME: exit 0, nine aceptado (every kind); prints the wall time', () => {
     const fresh = tempDir('fecr-demo-proc-');
     try {
       const bin = new URL('../bin/fecr.js', import.meta.url).pathname;
@@ -262,7 +288,7 @@ describe('fecr demo as a real process (node bin/fecr.js; dist/ built by the glob
       const ms = performance.now() - t0;
       expect(r.status, r.stderr).toBe(0);
       const result = JSON.parse(r.stdout) as DemoResult;
-      expect(result.documents.map((d) => d.estado)).toEqual(['aceptado', 'aceptado', 'aceptado', 'aceptado', 'aceptado']);
+      expect(result.documents.map((d) => d.estado)).toEqual(KINDS.map(() => 'aceptado'));
       console.log(`fecr demo (fresh HOME, spawned): ${Math.round(ms)} ms`);
       expect(ms).toBeLessThan(30_000);
     } finally {
