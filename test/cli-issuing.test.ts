@@ -265,7 +265,7 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
       const r = await fecr(['status', claves.get('FE')!]);
       expect(r.code, r.stderr).toBe(0);
       const [header, row] = r.stdout.split('\n');
-      expect(header).toBe('clave\testado\tkind\tnumeroConsecutivo\tfechaEmision\ttotalComprobante\tmoneda\treceptor');
+      expect(header).toBe('clave\testado\tkind\tnumeroConsecutivo\tfechaEmision\ttotalComprobante\tmoneda\treceptor\tcorreo');
       expect(row!.split('\t').slice(0, 3)).toEqual([claves.get('FE'), 'aceptado', 'FE']);
       const rej = await fecr(['status', claves.get('rechazado')!, '--json']);
       expect(rej.code).toBe(3);

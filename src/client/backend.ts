@@ -27,7 +27,13 @@ export interface DocumentStatus {
   /** ISO 8601 instants. */
   createdAt: string;
   decidedAt: string | null;
+  /** The latest mail of the comprobante to its receptor (null: none; absent: a service that does not say). */
+  correo?: MailStatus | null;
 }
+
+/** A mail of an accepted comprobante to its receptor: estado pendiente (being sent or waiting for a retry), enviado, fallido. */
+export type { MailStatus } from '../service/delivery/email.js';
+import type { MailStatus } from '../service/delivery/email.js';
 
 export interface DocumentQuery {
   estado?: DocumentEstado;
@@ -74,6 +80,11 @@ export interface Backend {
   waitForVerdict(clave: string, opts: { timeoutMs: number; onProgress?: (s: DocumentStatus) => void }): Promise<DocumentStatus>;
   file(clave: string, type: FileType): Promise<Buffer | null>;
   listDocuments(query: DocumentQuery): Promise<DocumentStatus[]>;
+  /**
+   * Mails an accepted document to its receptor again (to `to` when given, else to its stored recipients); local mode
+   * sends it before returning (or leaves it waiting for a retry). Returns that mail.
+   */
+  emailDocument(clave: string, to?: string[]): Promise<MailStatus>;
   /** With `impuesto`, also each code's IVA rate (a service that ignores it leaves it out). */
   cabys(text: string, opts?: { impuesto?: boolean }): Promise<CabysEntry[]>;
   /**

@@ -2,10 +2,12 @@
  * A stored document row → the CLI's DocumentStatus (src/client/backend.ts). One mapping for the client API's
  * `/api/consultar/estado` and `/api/consultar/documentos` and for the local backend, so both modes print the same.
  */
+import type { MailStatus } from '../service/delivery/email.js';
 import type { DocumentSummary } from '../service/documents.js';
 import type { DocumentStatus } from './backend.js';
 
-export function documentStatusFromRow(row: Omit<DocumentSummary, 'id' | 'account_id' | 'issuer_id' | 'body_hash'>): DocumentStatus {
+/** `mail`: the document's latest mail to its receptor (null: none). */
+export function documentStatusFromRow(row: Omit<DocumentSummary, 'id' | 'account_id' | 'issuer_id' | 'body_hash'>, mail: MailStatus | null = null): DocumentStatus {
   return {
     clave: row.clave,
     estado: row.state,
@@ -20,5 +22,6 @@ export function documentStatusFromRow(row: Omit<DocumentSummary, 'id' | 'account
     receptorNombre: row.receptor_nombre,
     createdAt: new Date(Number(row.created_at)).toISOString(),
     decidedAt: row.decided_at === null ? null : new Date(Number(row.decided_at)).toISOString(),
+    correo: mail,
   };
 }

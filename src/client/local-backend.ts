@@ -24,11 +24,12 @@ import {
   type FileType,
   type IssuerDetails,
   type IssuerSummary,
+  type MailStatus,
   type TaxpayerSummary,
 } from './backend.js';
 import { documentStatusFromRow } from './document-status.js';
-import { isClave } from '../core/clave.js';
 import { LocalRecibidos } from './recibidos-local.js';
+import { isClave } from '../core/clave.js';
 import { DOCUMENT_STATES, FINAL_STATES } from '../core/lifecycle.js';
 import { parseSince } from '../core/dates.js';
 
@@ -43,6 +44,16 @@ export interface LocalProfile {
   account?: string;
   /** Env local: the emulator's processing delay, ms (default 50). */
   emulatorDelayMs?: number;
+  /**
+   * The receptor mails' SMTP server (without password), From and Reply-To. None: with env local (the emulator's
+   * documents are tests) the outbox; else FECR_SMTP_URL, then the outbox. An account's own settings (`fecr accounts
+   * mail`, password sealed) win over these.
+   */
+  smtpUrl?: string;
+  mailFrom?: string;
+  mailReplyTo?: string;
+  /** Mails go to the outbox whatever is configured (`fecr demo`). */
+  outboxOnly?: boolean;
 }
 
 /** How the caller will use a local backend. */
@@ -61,6 +72,7 @@ export async function openLocalBackend(ctx: Ctx, profile: LocalProfile = {}, opt
   const [{ openService, resolveDataDir, REDACT }, { default: pino }, run] = await Promise.all([import('../service/runtime.js'), import('pino'), import('../service/local-run.js')]);
   const dataDir = profile.dataDir ? path.resolve(ctx.io.cwd, profile.dataDir) : resolveDataDir(ctx.io.env);
   const level = ctx.io.env.FECR_LOG_LEVEL ?? (ctx.debug ? 'warn' : 'silent');
+  const mail = await localMailDefaults(ctx, profile);
   let opened: OpenedService;
   try {
     opened = await openService({
@@ -72,6 +84,7 @@ export async function openLocalBackend(ctx: Ctx, profile: LocalProfile = {}, opt
       logger: pino({ level, redact: REDACT }, ctx.io.stderr),
       warn: (m) => ctx.io.stderr.write(`warning: ${m}\n`),
       now: () => ctx.now().getTime(),
+      mail,
     });
   } catch (e) {
     const { asStoreFault } = await import('../store/faults.js');
@@ -146,7 +159,25 @@ class LocalBackend implements Backend {
       await this.run.refresh(doc, 3_000);
       doc = (await this.row(clave)) ?? doc;
     }
-    return toStatus(doc);
+    // A mail queued and not sent yet (by a command that ended first): this command sends it.
+    if (doc.state === 'aceptado') await this.run.untilMailed(doc.id, 10_000);
+    return (await this.withMail([doc]))[0]!;
+  }
+
+  /** The rows as DocumentStatus, each with its latest mail to the receptor. */
+  private async withMail(rows: (Parameters<typeof documentStatusFromRow>[0] & { id: number })[]): Promise<DocumentStatus[]> {
+    const { mailStatusOf } = await import('../service/delivery/email.js');
+    const mails = await mailStatusOf(this.svc, rows.map((r) => Number(r.id)));
+    return rows.map((r) => documentStatusFromRow(r, mails.get(Number(r.id)) ?? null));
+  }
+
+  async emailDocument(clave: string, to?: string[]): Promise<MailStatus> {
+    const [{ requestMail, mailById, toMailStatus }, id] = await Promise.all([import('../service/delivery/email.js'), this.accountId()]);
+    const r = await mapped(() => requestMail(this.svc, id, clave, to && to.length > 0 ? { to } : {}));
+    const doc = await this.stateOf(clave);
+    if (doc) await this.run.untilMailed(doc.id, 30_000);
+    const row = await mailById(this.svc, r.id);
+    return row ? toMailStatus(row) : r.mail;
   }
 
   async waitForVerdict(clave: string, opts: { timeoutMs: number; onProgress?: (s: DocumentStatus) => void }): Promise<DocumentStatus> {
@@ -157,7 +188,7 @@ class LocalBackend implements Backend {
     if (opts.onProgress || FINAL.includes(first.state)) {
       const doc = await this.row(clave);
       if (doc) opts.onProgress?.(toStatus(doc));
-      if (doc && FINAL.includes(doc.state)) return toStatus(doc);
+      if (doc && FINAL.includes(doc.state)) return this.decided(doc);
     }
     const onProgress = opts.onProgress;
     await this.run.waitForVerdict(
@@ -172,7 +203,13 @@ class LocalBackend implements Backend {
     const doc = await this.row(clave);
     if (!doc) throw new BackendError('not_found', `no document with clave ${clave}`);
     if (opts.onProgress && (doc.state !== first.state || FINAL.includes(doc.state))) opts.onProgress(toStatus(doc));
-    return toStatus(doc);
+    return this.decided(doc);
+  }
+
+  /** A document as its wait ends: when aceptado, its mail to the receptor (queued by the verdict) is delivered first. */
+  private async decided(doc: DocumentRow): Promise<DocumentStatus> {
+    if (doc.state === 'aceptado') await this.run.untilMailed(doc.id, 15_000);
+    return (await this.withMail([doc]))[0]!;
   }
 
   async file(clave: string, type: FileType): Promise<Buffer | null> {
@@ -196,7 +233,7 @@ class LocalBackend implements Backend {
         ...(query.limit !== undefined ? { limit: query.limit } : {}),
       }),
     );
-    return rows.map(toStatus);
+    return this.withMail(rows);
   }
 
   // --- lookups -------------------------------------------------------------------------------------
@@ -238,11 +275,20 @@ class LocalBackend implements Backend {
     await this.run.keepWorking();
   }
 
+  // --- the buyer's side ----------------------------------------------------------------------------
+
+  private buyer: LocalRecibidos | undefined;
+
+  recibidos(): LocalRecibidos {
+    return (this.buyer ??= new LocalRecibidos(this.svc, this.run, () => this.accountId()));
+  }
+
   // --- lifecycle -----------------------------------------------------------------------------------
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.buyer?.close();
     // Jobs in flight finish; queued ones stay in the data dir for the next command (or `fecr serve`).
     await this.run.close();
     await this.opened.close();
@@ -274,20 +320,11 @@ class LocalBackend implements Backend {
 }
 
 /** Runs a use case; its ServiceError becomes a BackendError (anything else is an internal error). */
-  // --- the buyer's side ----------------------------------------------------------------------------
-
-  private buyer: LocalRecibidos | undefined;
-
-  recibidos(): LocalRecibidos {
-    return (this.buyer ??= new LocalRecibidos(this.svc, this.run, () => this.accountId()));
-  }
-
 async function mapped<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
     const { ServiceError } = await import('../service/service-error.js');
-    await this.buyer?.close();
     if (e instanceof ServiceError) {
       const code = e.code === 'not_found' ? 'not_found' : e.code === 'service_unavailable' ? 'unavailable' : e.code === 'unauthorized' ? 'auth' : 'invalid';
       throw new BackendError(code, e.message, e.details ?? []);
@@ -297,4 +334,21 @@ async function mapped<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 const toStatus = (row: Parameters<typeof documentStatusFromRow>[0]): DocumentStatus => documentStatusFromRow(row);
+
+/** The profile's mail settings (see LocalProfile); a bad one is refused as invalid, naming the profile key. */
+async function localMailDefaults(ctx: Ctx, profile: LocalProfile) {
+  if (profile.outboxOnly) return {};
+  const { mailDefaultsFrom, MailSettingsError } = await import('../service/mail-settings.js');
+  const env = ctx.io.env;
+  const emulator = (profile.env ?? 'local') === 'local';
+  const url = profile.smtpUrl ? { v: profile.smtpUrl, n: 'smtpUrl' } : !emulator && env.FECR_SMTP_URL ? { v: env.FECR_SMTP_URL, n: 'FECR_SMTP_URL' } : { v: undefined, n: 'smtpUrl' };
+  const from = profile.mailFrom ? { v: profile.mailFrom, n: 'mailFrom' } : { v: env.FECR_MAIL_FROM, n: 'FECR_MAIL_FROM' };
+  const replyTo = profile.mailReplyTo ? { v: profile.mailReplyTo, n: 'mailReplyTo' } : { v: env.FECR_MAIL_REPLY_TO, n: 'FECR_MAIL_REPLY_TO' };
+  try {
+    return mailDefaultsFrom({ smtpUrl: url.v, from: from.v, replyTo: replyTo.v }, { smtpUrl: url.n, from: from.n, replyTo: replyTo.n });
+  } catch (e) {
+    if (e instanceof MailSettingsError) throw new BackendError('invalid', `${e.field}: ${e.message}`, [{ path: e.field, message: e.message }]);
+    throw e;
+  }
+}
 

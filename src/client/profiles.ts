@@ -26,6 +26,10 @@ export interface LocalProfile {
   env: HaciendaEnv;
   /** Account of the local data dir the verbs act as (default "local"). */
   account?: string;
+  /** The receptor mails: SMTP server (no password: that one is sealed with `fecr accounts mail`), From and Reply-To. */
+  smtpUrl?: string;
+  mailFrom?: string;
+  mailReplyTo?: string;
 }
 
 export interface RemoteProfile {
@@ -65,11 +69,31 @@ export const KEY_SCHEMAS = {
   authUrl: httpUrl,
   baseUrl: httpUrl,
   base: accountName,
+  /** Local mode: the receptor mails' SMTP server, without its password (config.json is not sealed). */
+  smtpUrl: z
+    .string()
+    .trim()
+    .refine((s) => {
+      try {
+        return ['smtp:', 'smtps:'].includes(new URL(s).protocol);
+      } catch {
+        return false;
+      }
+    }, 'must be an smtp:// or smtps:// URL, e.g. smtp://user@smtp.example.com:587')
+    .refine((s) => {
+      try {
+        return new URL(s).password === '';
+      } catch {
+        return true;
+      }
+    }, 'must not carry a password (config.json is not sealed): give the server and its password to fecr accounts mail local --smtp-url URL, which seals it'),
+  mailFrom: z.string().trim().min(3, 'must be an e-mail address or "Name <address>"'),
+  mailReplyTo: z.string().trim().min(3, 'must be an e-mail address'),
 } as const;
 export type ProfileKey = keyof typeof KEY_SCHEMAS;
 export const PROFILE_KEYS = Object.keys(KEY_SCHEMAS) as ProfileKey[];
 
-const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account'];
+const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account', 'smtpUrl', 'mailFrom', 'mailReplyTo'];
 const REMOTE_KEYS: ProfileKey[] = ['mode', 'authUrl', 'baseUrl', 'base'];
 
 /** Where the profile in use was named: the flag, the environment, or nowhere (the implicit "default"). */
@@ -177,6 +201,9 @@ export function resolveProfile(name: string, stored: StoredProfile = {}): Profil
       env: (values.env as HaciendaEnv | undefined) ?? 'local',
       ...(values.dataDir !== undefined ? { dataDir: values.dataDir } : {}),
       ...(values.account !== undefined ? { account: values.account } : {}),
+      ...(values.smtpUrl !== undefined ? { smtpUrl: values.smtpUrl } : {}),
+      ...(values.mailFrom !== undefined ? { mailFrom: values.mailFrom } : {}),
+      ...(values.mailReplyTo !== undefined ? { mailReplyTo: values.mailReplyTo } : {}),
     };
   }
   for (const key of ['authUrl', 'baseUrl'] as const) {

@@ -16,6 +16,7 @@ import {
   type FileType,
   type IssuerDetails,
   type IssuerSummary,
+  type MailStatus,
   type TaxpayerSummary,
 } from './backend.js';
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
@@ -249,6 +250,12 @@ export class RemoteBackend implements Backend {
   async exoneracion(numero: string): Promise<ExoneracionSummary | null> {
     const r = await this.call<{ data: ExoneracionSummary }>('/api/hacienda/exoneracion', { exoneracion: numero }, true);
     return r?.data ?? null;
+  }
+
+  async emailDocument(clave: string, to?: string[]): Promise<MailStatus> {
+    const r = await this.call<{ data: MailStatus }>('/api/enviar/correo', { claveHacienda: clave, ...(to && to.length > 0 ? { correos: to } : {}) }, true);
+    if (!r) throw new BackendError('not_found', `no document with clave ${clave}`);
+    return r.data;
   }
 
   async webhookUrl(): Promise<string | null> {

@@ -14,12 +14,18 @@
  *   account had none (shown once), else null. Used by `fecr webhooks listen` (and to put the previous URL back).
  * - `POST /api/consultar/emisores {identificacion?}` → `{status: 'success', data: IssuerDetails[]}`: the account's
  *   issuers (or the one with that identificación; none: `[]`), each record without any secret (`fecr emisor list|show`).
+ * - `POST /api/enviar/correo {claveHacienda, correos?}` → `{status: 'success', data: MailStatus}`: mails an accepted
+ *   document to its receptor again (to `correos` when given, else to its stored recipients; `fecr documents email`);
+ *   404 as `/api/consultar/estado`, 400 when it is not aceptado, has no recipient, or an address is bad.
+ * `/api/consultar/estado` and `/api/consultar/documentos` give each document's latest mail as `correo`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { documentStatusFromRow } from '../client/document-status.js';
 import { AccountError, pointWebhook, webhookUrlOf } from '../service/accounts.js';
 import { getDocument, listDocuments } from '../service/documents.js';
+import { mailStatusOf, requestMail } from '../service/delivery/email.js';
+import { ServiceError } from '../service/service-error.js';
 import { listIssuerDetails } from '../service/issuers.js';
 import { findingsFromZod } from './api-schemas.js';
 import { ERROR_CODES, HttpError, MESSAGES } from './errors.js';
@@ -31,7 +37,7 @@ export const EXTRA_MESSAGES = {
   documentNotFound: 'Documento no encontrado para la clave proporcionada',
 } as const;
 
-export const EXTRA_PATHS = ['/api/consultar/estado', '/api/consultar/documentos', '/api/consultar/webhook', '/api/configurar/webhook', '/api/consultar/emisores'] as const;
+export const EXTRA_PATHS = ['/api/consultar/estado', '/api/consultar/documentos', '/api/consultar/webhook', '/api/configurar/webhook', '/api/consultar/emisores', '/api/enviar/correo'] as const;
 
 const required = (what: string) => ({ error: (iss: { input: unknown }) => (iss.input === undefined ? 'is required' : `must be ${what}`) });
 
@@ -67,6 +73,11 @@ export const WebhookBody = z.object({
     .describe('Where deliveries go from now on; null: nowhere'),
 });
 
+export const EmailBody = z.object({
+  claveHacienda: z.string(required('a string')).trim().min(1, 'is required').describe('The 50-digit clave of an accepted document'),
+  correos: z.array(z.string('must be a string')).max(10, 'must have at most 10 addresses').optional().describe("Send to these addresses instead of the document's recipients"),
+});
+
 export const IssuersBody = z.object({
   identificacion: z
     .union([z.string('must be a string'), z.number().int().positive()])
@@ -90,7 +101,19 @@ export function registerExtraEndpoints(app: FastifyInstance, ctx: Parameters<typ
     const accountId = account(req);
     const row = isClave(body.claveHacienda) ? await getDocument(ctx, accountId, body.claveHacienda) : null;
     if (!row) throw new HttpError(404, ERROR_CODES.notFound, EXTRA_MESSAGES.documentNotFound);
-    return { status: 'success', data: documentStatusFromRow(row) };
+    const mails = await mailStatusOf(ctx, [row.id]);
+    return { status: 'success', data: documentStatusFromRow(row, mails.get(row.id) ?? null) };
+  });
+
+  app.post('/api/enviar/correo', async (req) => {
+    const body = valid(EmailBody, req.body);
+    try {
+      const r = await requestMail(ctx, account(req), body.claveHacienda, body.correos ? { to: body.correos } : {});
+      return { status: 'success', data: r.mail };
+    } catch (e) {
+      if (e instanceof ServiceError) throw new HttpError(e.status, e.status === 404 ? ERROR_CODES.notFound : ERROR_CODES.badRequest, e.message, e.details);
+      throw e;
+    }
   });
 
   app.post('/api/consultar/documentos', async (req) => {
@@ -100,7 +123,8 @@ export function registerExtraEndpoints(app: FastifyInstance, ctx: Parameters<typ
       ...(body.desde ? { since: parseSince(body.desde)! } : {}),
       ...(body.limite ? { limit: body.limite } : {}),
     });
-    return { status: 'success', data: rows.map(documentStatusFromRow) };
+    const mails = await mailStatusOf(ctx, rows.map((r) => Number(r.id)));
+    return { status: 'success', data: rows.map((r) => documentStatusFromRow(r, mails.get(Number(r.id)) ?? null)) };
   });
 
   app.post('/api/consultar/webhook', async (req) => {

@@ -97,7 +97,8 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, bod
         emisor_numero: parties.issuer?.numero ?? doc.emisor.identificacion.numero,
         receptor_tipo: parties.counterpart?.tipo ?? null,
         receptor_numero: parties.counterpart?.numero ?? null,
-        correos: JSON.stringify(mailRecipients(b.receptor === '' ? undefined : b.receptor.correoElectronico, b.correosAdicionales)),
+        // The counterpart gets the mail: the receptor, or for a factura de compra the seller (its Emisor).
+        correos: JSON.stringify(mailRecipients(doc.kind === 'FEC' ? b.proveedor?.correoElectronico : b.receptor === '' ? undefined : b.receptor.correoElectronico, b.correosAdicionales)),
         created_at: now,
         updated_at: now,
         decided_at: null,

@@ -18,7 +18,7 @@ import { documentStateById, documentStateOf } from '../store/documents.js';
 import type { DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { DocumentWatch } from './document-watch.js';
-import { hurryDocumentJobs, openDeliveryJobsOf, sendJobOf } from '../store/jobs.js';
+import { hurryDocumentJobs, openDeliveryJobsOf, openMailJobsOf, sendJobOf } from '../store/jobs.js';
 
 /** The default account of local mode (created on first use with a random password nobody needs). */
 export const LOCAL_ACCOUNT = 'local';
@@ -132,6 +132,24 @@ export class LocalRun {
       // Still pendiente after a while: a send attempt that failed is retried later by the queue; don't hold the caller.
       const send = await sendJobOf(this.svc.store.db, documentId);
       if (!send || send.done_at !== null || (send.attempts > 0 && send.lease_owner === null)) return;
+    }
+  }
+
+  /**
+   * Runs the worker until the document's mails to its receptor are sent (an .eml in the outbox, or the SMTP server's
+   * answer), or wait for a retry, or the timeout: nothing runs between two CLI commands, so the command that saw
+   * the verdict aceptado (or asked for a resend) delivers its mail.
+   */
+  async untilMailed(documentId: number, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const open = () => openMailJobsOf(this.svc.store.db, documentId);
+    if ((await open()).length === 0) return;
+    (await this.startWorker()).wake();
+    while (Date.now() < deadline) {
+      const jobs = await open();
+      // Done, or each waiting for a retry after a failed attempt (the queue retries it later; don't hold the caller).
+      if (jobs.every((j) => j.attempts > 0 && j.lease_owner === null)) return;
+      await sleep(15);
     }
   }
 

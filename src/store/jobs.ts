@@ -368,6 +368,17 @@ export function sendJobOf(db: Kysely<Database>, documentId: number): Promise<Job
   return db.selectFrom('jobs').select(['attempts', 'lease_owner', 'done_at']).where('document_id', '=', documentId).where('type', '=', 'send').executeTakeFirst();
 }
 
+/** The document's `email` jobs that are not done yet (its mails to the receptor being sent or waiting for a retry). */
+export function openMailJobsOf(db: Kysely<Database>, documentId: number): Promise<(JobProgress & { id: number })[]> {
+  return db
+    .selectFrom('jobs')
+    .select(['id', 'attempts', 'lease_owner', 'done_at'])
+    .where('document_id', '=', documentId)
+    .where('type', '=', 'email')
+    .where('done_at', 'is', null)
+    .execute();
+}
+
 /** The document's send and poll jobs that are not done yet. */
 export function openDeliveryJobsOf(db: Kysely<Database>, documentId: number): Promise<(JobProgress & { id: number })[]> {
   return db

@@ -46,6 +46,17 @@ export function defineAccountCommands(program: Command, ctx: Ctx): void {
         .requiredOption('--webhook-url <url>', 'webhook URL (prints the new signing secret once)'),
     ),
   ).action(async (base: string, opts) => (await import('./set.js')).set(ctx, base, opts));
+  dd(
+    accounts
+      .command('mail')
+      .description("the account's own SMTP server and sender for the mails to its receptors (shown without flags; the password is sealed)")
+      .argument('<base>')
+      .option('--smtp-url <url>', 'smtp[s]://user:password@host:port[?security=tls|starttls|none]')
+      .option('--from <address>', 'From: "Name <address>" (default the issuer\'s name and address)')
+      .option('--reply-to <address>', 'Reply-To')
+      .option('--clear', 'remove them: the mails follow the service\'s defaults')
+      .option('--json', 'print as JSON'),
+  ).action(async (base: string, opts) => (await import('./mail.js')).mail(ctx, base, opts));
 
   const keys = program.command('keys').description('token signing keys of the auth server');
   dd(keys.command('rotate').description('add a new signing key; old keys stay in the JWKS until their last token expires')).action(async (opts) =>

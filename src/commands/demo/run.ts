@@ -77,6 +77,8 @@ export interface DemoRow {
   moneda: string;
   /** Paths as given with --out (relative to the working directory unless --out is absolute). */
   files: Partial<Record<'xml' | 'respuesta' | 'pdf', string>>;
+  /** The mail to the receptor (documents that have one): in local mode an .eml in the data dir's outbox. */
+  correo?: { estado: string; destinatarios: string[]; donde: string | null };
 }
 
 export interface DemoResult {
@@ -125,6 +127,7 @@ export async function run(ctx: Ctx, opts: DemoFlags, profileFlag: string | undef
           totalComprobante: s.totalComprobante,
           moneda: s.moneda,
           files: {},
+          ...(s.correo ? { correo: { estado: s.correo.estado, destinatarios: s.correo.destinatarios, donde: s.correo.ultimaRespuesta } } : {}),
         });
       }
       await Promise.all(rows.map((row) => writeFiles(b, row, outDir, opts.out)));
@@ -147,6 +150,12 @@ export async function run(ctx: Ctx, opts: DemoFlags, profileFlag: string | undef
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   info(ctx, `wrote ${written} files to ${path.join(opts.out, path.sep)} in ${seconds} s: CLAVE.xml (signed comprobante), CLAVE_respuesta.xml (Hacienda's answer), CLAVE.pdf`);
+  const mailed = result.documents.filter((r) => r.correo);
+  if (mailed.length > 0) {
+    const outbox = mailed.map((r) => /^outbox: (.*)$/.exec(r.correo!.donde ?? '')?.[1]).filter((f): f is string => f !== undefined);
+    const where = outbox.length > 0 ? `in ${path.dirname(outbox[0]!)}${path.sep} (outbox: no SMTP server set)` : 'through the SMTP server';
+    info(ctx, `mailed ${mailed.length} documents to their receptors ${where}: ${mailed.map((r) => `${r.kind} → ${r.correo!.destinatarios.join(', ')}`).join('; ')}`);
+  }
   info(ctx, `see them again with: fecr documents list${name === 'default' ? '' : ` --profile ${name}`}`);
   const code = exitCode(result.documents);
   if (code !== EXIT.ok) {

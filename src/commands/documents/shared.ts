@@ -3,7 +3,7 @@ import type { Ctx } from '../../cli/context.js';
 import { EXIT, UsageError, type ExitCode } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
 import { renderTable } from '../../cli/table.js';
-import type { DocumentStatus } from '../../client/backend.js';
+import type { DocumentStatus, MailStatus } from '../../client/backend.js';
 import { isClave } from '../../core/clave.js';
 import { FINAL_STATES } from '../../core/lifecycle.js';
 
@@ -37,10 +37,17 @@ export function verdictExit(s: DocumentStatus): ExitCode {
   }
 }
 
-export const STATUS_HEADER = ['clave', 'estado', 'kind', 'numeroConsecutivo', 'fechaEmision', 'totalComprobante', 'moneda', 'receptor'];
+export const STATUS_HEADER = ['clave', 'estado', 'kind', 'numeroConsecutivo', 'fechaEmision', 'totalComprobante', 'moneda', 'receptor', 'correo'];
 
 export function statusRow(s: DocumentStatus): string[] {
-  return [s.clave, s.estado, s.kind, s.numeroConsecutivo, s.fechaEmision, s.totalComprobante, s.moneda, s.receptorNombre ?? ''];
+  return [s.clave, s.estado, s.kind, s.numeroConsecutivo, s.fechaEmision, s.totalComprobante, s.moneda, s.receptorNombre ?? '', s.correo?.estado ?? ''];
+}
+
+/** The mail to the receptor as one line: `correo: enviado a a@x.cr, b@y.cr (250 Ok …)`; none: null. */
+export function mailLine(m: MailStatus | null | undefined): string | null {
+  if (!m) return null;
+  const tries = m.estado === 'enviado' ? '' : `, ${m.intentos} ${m.intentos === 1 ? 'intento' : 'intentos'}`;
+  return `correo: ${m.estado} a ${m.destinatarios.join(', ')}${m.ultimaRespuesta ? ` (${m.ultimaRespuesta}${tries})` : tries ? ` (${tries.slice(2)})` : ''}`;
 }
 
 export function printStatusTable(ctx: Ctx, rows: DocumentStatus[]): void {

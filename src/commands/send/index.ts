@@ -11,6 +11,7 @@ export function defineSendCommand(program: Command, ctx: Ctx): void {
     .option('--wait', "wait for Hacienda's verdict: exit 0 aceptado, 3 rechazado, 8 still pending at --timeout")
     .option('--timeout <seconds>', 'with --wait: how long to wait (default 60)')
     .option('--strict', 'with --wait: also exit 3 when DetalleMensaje lists errors under "aceptado"')
+    .option('--cc <address...>', "also mail the accepted comprobante to these addresses (added to the body's correosAdicionales)")
     .option('--json', 'print as JSON')
     .option('-q, --quiet', 'print the clave alone (with --wait the verdict is the exit code): CLAVE=$(fecr send doc.json --wait --quiet)')
     .action(async (body: string, opts: SendFlags) => (await import('./run.js')).run(ctx, body, opts));

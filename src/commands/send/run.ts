@@ -13,13 +13,15 @@ export interface SendFlags {
   strict?: boolean;
   json?: boolean;
   quiet?: boolean;
+  /** More addresses for the receptor's mail (added to the body's correosAdicionales). */
+  cc?: string[];
 }
 
 export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void> {
   if (!opts.wait && (opts.timeout !== undefined || opts.strict)) throw new UsageError(`${opts.strict ? '--strict' : '--timeout'} needs --wait`);
   if (opts.quiet && opts.json) throw new UsageError('--quiet prints the clave alone: it cannot be combined with --json');
   const timeout = timeoutMs(opts.timeout);
-  const body = await readJson(ctx.io, file);
+  const body = withCc(await readJson(ctx.io, file), opts.cc);
   let mode: 'local' | 'remote' = 'local';
   const final = await withBackend(ctx, async (b) => {
     mode = b.mode;
@@ -65,6 +67,15 @@ export async function report(ctx: Ctx, s: DocumentStatus, o: { json?: boolean; s
   else if (s.estado === 'error') info(ctx, `error: ${s.clave}: ${firstLine(s.detalleMensaje) ?? 'Hacienda answered with an error'}`);
   else info(ctx, `error: ${pendingLine(s, o.mode)}`);
   throw new SilentExit(code);
+}
+
+/** `--cc a@x.cr --cc b@y.cr` (or comma-separated): appended to the body's correosAdicionales (checked there, with findings). */
+function withCc(body: unknown, cc: string[] | undefined): unknown {
+  const extra = (cc ?? []).flatMap((a) => a.split(',')).map((a) => a.trim()).filter((a) => a !== '');
+  if (extra.length === 0 || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const b = body as Record<string, unknown>;
+  const had = Array.isArray(b.correosAdicionales) ? b.correosAdicionales : [];
+  return { ...b, correosAdicionales: [...had, ...extra] };
 }
 
 function firstLine(text: string | null): string | undefined {

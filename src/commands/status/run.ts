@@ -1,7 +1,8 @@
 import type { Ctx } from '../../cli/context.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { withBackend } from '../backend.js';
-import { checkClave, printDetalle, printStatusTable, timeoutMs } from '../documents/shared.js';
+import { checkClave, mailLine, printDetalle, printStatusTable, timeoutMs } from '../documents/shared.js';
+import { writeLine } from '../../cli/io.js';
 import { startSpinner } from '../documents/spinner.js';
 import { report } from '../send/run.js';
 
@@ -35,6 +36,8 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
     table: (st) => {
       printStatusTable(ctx, [st]);
       printDetalle(ctx, st);
+      const mail = mailLine(st.correo);
+      if (mail) writeLine(ctx.io.stdout, mail);
     },
   });
 }
