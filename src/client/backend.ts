@@ -105,7 +105,7 @@ export interface Backend {
    * emulator in env local) in this process until close(). Remote mode: nothing (the hosted service does it).
    */
   keepWorking(): Promise<void>;
-  close(): Promise<void>;
-}
   /** The buyer's side (`fecr recibidos`): suppliers' comprobantes imported, checked and answered. */
   recibidos?(): import('./recibidos.js').RecibidosApi;
+  close(): Promise<void>;
+}

@@ -20,8 +20,8 @@ import {
   type TaxpayerSummary,
 } from './backend.js';
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
-import { FINAL_STATES } from '../core/lifecycle.js';
 import { RemoteRecibidos } from './recibidos.js';
+import { FINAL_STATES } from '../core/lifecycle.js';
 
 /** The one line shown for a token past its own expiry (`exp`) that the service no longer accepts. */
 export const SESSION_EXPIRED = 'session expired: run fecr login';
@@ -171,12 +171,12 @@ export class RemoteBackend implements Backend {
     }
   }
 
-  async registerIssuer(record: unknown): Promise<void> {
   /** The buyer's side over /api/recibidos… (src/server/api-recibidos.ts). */
   recibidos(): RemoteRecibidos {
     return new RemoteRecibidos(<T>(path: string, body: unknown, nullOn404?: boolean) => (nullOn404 ? this.call<T>(path, body, true) : this.call<T>(path, body)), this.sleep);
   }
 
+  async registerIssuer(record: unknown): Promise<void> {
     await this.call('/api/enviar/emisor', record);
   }
 
