@@ -10,6 +10,7 @@ const ON_BOTH_STORES = [
   'test/server-auth.test.ts',
   'test/e2e-service.test.ts',
   'test/email-delivery.test.ts',
+  'test/recibidos-service.test.ts',
 ];
 
 export default defineConfig({
