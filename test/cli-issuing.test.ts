@@ -17,7 +17,7 @@ import { startSpinner } from '../src/commands/documents/spinner.js';
 import { report } from '../src/commands/send/run.js';
 import { verifyXades } from '../src/core/sign/verify.js';
 import { parseMensajeHaciendaXml } from '../src/core/xml/parse-mensaje.js';
-import { FIVE_KINDS, fixtureBody } from './helpers/api-context.js';
+import { ALL_KINDS, FIVE_KINDS, fixtureBody } from './helpers/api-context.js';
 import { runCli, tempDir, type CliRun } from './helpers/cli.js';
 import { waitUntil } from './helpers/e2e.js';
 import { makeTestIssuer } from './helpers/issuer.js';
@@ -160,7 +160,7 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
   });
 
   describe('fecr send --wait', () => {
-    for (const [kind, fixture] of Object.entries(FIVE_KINDS)) {
+    for (const [kind, fixture] of Object.entries(ALL_KINDS)) {
       it(`${kind}: prints the clave, then aceptado and DetalleMensaje; exit 0`, async () => {
         const r = await fecr(['send', fixturePath(fixture), '--wait']);
         expect(r.code, r.stderr).toBe(0);
@@ -299,8 +299,8 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
   });
 
   describe('fecr download', () => {
-    it('writes <clave>.xml (a valid XAdES signature), <clave>.pdf and <clave>_respuesta.xml (Mensaje 1)', async () => {
-      for (const kind of Object.keys(FIVE_KINDS)) {
+    it('writes <clave>.xml (a valid XAdES signature), <clave>.pdf and <clave>_respuesta.xml (Mensaje 1), for every kind', async () => {
+      for (const kind of Object.keys(ALL_KINDS)) {
         const clave = claves.get(kind)!;
         const x = await fecr(['download', clave]);
         expect(x.code, x.stderr).toBe(0);

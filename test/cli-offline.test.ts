@@ -93,6 +93,23 @@ describe('fecr (offline commands)', () => {
     expect(JSON.parse(t.stdout).checks.find((c: { name: string }) => c.name === 'reference[0]').ok).toBe(false);
   });
 
+  it('validate, xml and verify for the kinds of issue 15 (ND, FEC, FEE, REP): valid, signed, the right XSD', async () => {
+    const kinds = { ND: '14-nd-ajuste-servicios', FEC: '17-fec-agricultor', FEE: '20-fee-cafe-usd', REP: '23-rep-credito-90-dias' };
+    for (const [kind, fixture] of Object.entries(kinds)) {
+      const body = new URL(`../fixtures/documents/${fixture}.json`, import.meta.url).pathname;
+      const ok = await runCli(['validate', body, '--issuer', 'issuer.json'], { cwd: dir });
+      expect([kind, ok.code], ok.stdout + ok.stderr).toEqual([kind, 0]);
+      expect(ok.stdout).toMatch(new RegExp(`^valid ${kind} `));
+      const x = await runCli(['xml', body, '--issuer', 'issuer.json', '--out', `${kind}.xml`], { cwd: dir });
+      expect([kind, x.code], x.stderr).toEqual([kind, 0]);
+      const xml = readFileSync(join(dir, `${kind}.xml`), 'utf8');
+      expect(xmlsecVerify(xml).ok, kind).toBe(true);
+      const v = await runCli(['verify', `${kind}.xml`], { cwd: dir });
+      expect([kind, v.code], v.stdout).toEqual([kind, 0]);
+      expect(v.stdout).toContain(`ok    xsd: valid against ${kind} v4.4`);
+    }
+  });
+
   it('xml without --out writes the XML to stdout and the clave to stderr; invalid bodies write nothing', async () => {
     const r = await runCli(['xml', 'body.json', '--issuer', 'issuer.json'], { cwd: dir });
     expect(r.stdout.startsWith('<?xml version="1.0" encoding="utf-8"?><FacturaElectronica')).toBe(true);

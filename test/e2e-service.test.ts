@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMensajeHaciendaXml } from '../src/core/xml/parse-mensaje.js';
-import { FIVE_KINDS, fixtureBody } from './helpers/api-context.js';
+import { ALL_KINDS, fixtureBody } from './helpers/api-context.js';
 import { runCli, tempDir } from './helpers/cli.js';
 import { pngInk, postJson, startWebhookReceiver, waitUntil, type WebhookReceiver } from './helpers/e2e.js';
 import { makeTestIssuer } from './helpers/issuer.js';
@@ -15,13 +15,17 @@ import { spawnFecr, type Spawned } from './helpers/spawn.js';
 import { serviceStoreEnv } from './helpers/stores.js';
 import { xmlsecVerify } from './helpers/xmlsec.js';
 
-type Kind = keyof typeof FIVE_KINDS;
+type Kind = keyof typeof ALL_KINDS;
 const XSD: Record<Kind, string> = {
   FE: 'FacturaElectronica_V4.4.xsd',
   'FE exonerada': 'FacturaElectronica_V4.4.xsd',
   NC: 'NotaCreditoElectronica_V4.4.xsd',
   'TE sin receptor': 'TiqueteElectronico_V4.4.xsd',
   'TE extranjero': 'TiqueteElectronico_V4.4.xsd',
+  ND: 'NotaDebitoElectronica_V4.4.xsd',
+  FEC: 'FacturaElectronicaCompra_V4.4.xsd',
+  FEE: 'FacturaElectronicaExportacion_V4.4.xsd',
+  REP: 'ReciboElectronicoPago_V4.4.xsd',
 };
 const ROOT: Record<Kind, string> = {
   FE: 'FacturaElectronica',
@@ -29,8 +33,12 @@ const ROOT: Record<Kind, string> = {
   NC: 'NotaCreditoElectronica',
   'TE sin receptor': 'TiqueteElectronico',
   'TE extranjero': 'TiqueteElectronico',
+  ND: 'NotaDebitoElectronica',
+  FEC: 'FacturaElectronicaCompra',
+  FEE: 'FacturaElectronicaExportacion',
+  REP: 'ReciboElectronicoPago',
 };
-const KINDS = Object.keys(FIVE_KINDS) as Kind[];
+const KINDS = Object.keys(ALL_KINDS) as Kind[];
 const xsdPath = (file: string) => new URL(`../schemas/xsd/2026/v4.4/${file}`, import.meta.url).pathname;
 
 const BASE = 'empresa-e2e';
@@ -107,21 +115,21 @@ describe('fecr serve end to end (child process)', () => {
     expect(r.body.status).toBe('success');
   });
 
-  it('submits each of the five kinds → 200 success with a 50-digit clave', async () => {
+  it('submits each kind (the five of the spec, ND, FEC, FEE, REP) → 200 success with a 50-digit clave', async () => {
     for (const kind of KINDS) {
-      const r = await postJson(`${serve!.ready.baseUrl}/api/enviar/items`, fixtureBody(FIVE_KINDS[kind]), token);
+      const r = await postJson(`${serve!.ready.baseUrl}/api/enviar/items`, fixtureBody(ALL_KINDS[kind]), token);
       expect([kind, r.status], r.text).toEqual([kind, 200]);
       expect(r.body).toEqual({ status: 'success', message: expect.any(String), clave: expect.stringMatching(/^\d{50}$/) });
       claves.set(kind, r.body.clave);
     }
-    expect(new Set(claves.values()).size).toBe(5);
+    expect(new Set(claves.values()).size).toBe(KINDS.length);
   });
 
   it('a signed webhook arrives for each: {folioId, folioType INVOICE, folioDetails XML} with MensajeHacienda 1 and the right Clave', async () => {
     const want = [...claves.values()];
     await waitUntil(() => want.every((c) => receiver.claves().has(c)), {
       timeoutMs: 40_000,
-      label: 'five verified webhooks',
+      label: 'a verified webhook per kind',
       describe: () => `got ${[...receiver.claves()].length}; rejected ${receiver.received.filter((r) => !r.verified).map((r) => r.error).join('; ')}\n${logTail()}`,
     });
     expect(receiver.received.filter((r) => !r.verified)).toEqual([]);
@@ -137,7 +145,8 @@ describe('fecr serve end to end (child process)', () => {
       const mh = Buffer.from(payload.folioDetails[0].encodedFile, 'base64').toString('utf8');
       const m = parseMensajeHaciendaXml(mh);
       expect([kind, m.mensaje, m.clave]).toEqual([kind, 1, clave]);
-      expect(m.numeroCedulaEmisor).toBe('3101123456');
+      // The answer names the comprobante's Emisor: an FEC's is the seller (the issuer is its Receptor).
+      expect(m.numeroCedulaEmisor).toBe(kind === 'FEC' ? '301230456' : '3101123456');
       // The same MensajeHacienda is what the API serves as RESPUESTA.
       expect((await file(clave, 'RESPUESTA')).toString('utf8')).toBe(mh);
       // And it is a valid MensajeHacienda v4.4.

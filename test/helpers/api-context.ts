@@ -62,3 +62,12 @@ export const FIVE_KINDS = {
   'TE sin receptor': '10-te-sin-receptor',
   'TE extranjero': '11-te-extranjero',
 } as const;
+
+/** Every kind of v4.4 (issue 15): the five of the spec and ND, FEC, FEE, REP, one fixture each. */
+export const ALL_KINDS = {
+  ...FIVE_KINDS,
+  ND: '14-nd-ajuste-servicios',
+  FEC: '17-fec-agricultor',
+  FEE: '20-fee-cafe-usd',
+  REP: '23-rep-credito-90-dias',
+} as const;
