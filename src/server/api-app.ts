@@ -11,12 +11,12 @@ import { submitDocument } from '../service/documents.js';
 import { getFile } from '../service/files.js';
 import { getIssuerPublic, registerIssuer, updateIssuer } from '../service/issuers.js';
 import { lookupExoneracion, lookupTaxpayer, searchCabys } from '../service/lookups.js';
-import { ServiceError } from '../service/service-error.js';
 import { registerExtraEndpoints } from './api-extra.js';
 import { registerRecibidosEndpoints } from './api-recibidos.js';
 import { CabysBody, ExoneracionBody, FileBody, findingsFromZod, IssuerLookupBody, TaxpayerBody } from './api-schemas.js';
 import { BODY_LIMIT, ERROR_CODES, HttpError, installErrorHandling, MESSAGES, sendError } from './errors.js';
 import { buildOpenApi } from './openapi.js';
+import { run, valid } from './request.js';
 
 /** Success messages of the client API (the spec leaves their text open). */
 export const API_MESSAGES = {
@@ -153,23 +153,8 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   return app;
 }
 
-/** Parses a small request body with its zod schema; 400 "Campos requeridos faltantes" + details otherwise. */
-function valid<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
-  const r = schema.safeParse(body);
-  if (!r.success) throw new HttpError(400, ERROR_CODES.badRequest, MESSAGES.requiredFields, findingsFromZod(r.error));
-  return r.data;
-}
 
 function notFound(message: string): HttpError {
   return new HttpError(404, ERROR_CODES.notFound, message);
 }
 
-/** Runs a use case; its ServiceError becomes the HTTP error body with the same status, code and details. */
-async function run<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (e instanceof ServiceError) throw new HttpError(e.status, e.code, e.message, e.details);
-    throw e;
-  }
-}

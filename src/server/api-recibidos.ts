@@ -19,9 +19,8 @@ import type { ServiceContext } from '../service/context.js';
 import { DECISIONS, decideRecibido } from '../service/recibidos/decide.js';
 import { importRecibidos } from '../service/recibidos/import.js';
 import { getRecibido, listRecibidos, monthlySummary, RECIBIDO_ESTADOS, RECIBIDO_FILES, recibidoFile } from '../service/recibidos/queries.js';
-import { ServiceError } from '../service/service-error.js';
-import { findingsFromZod } from './api-schemas.js';
 import { ERROR_CODES, HttpError, MESSAGES } from './errors.js';
+import { run, valid } from './request.js';
 
 export const RECIBIDOS_PATHS = ['/api/recibidos', '/api/recibidos/consultar', '/api/recibidos/detalle', '/api/recibidos/decidir', '/api/recibidos/resumen', '/api/recibidos/archivo'] as const;
 
@@ -48,31 +47,16 @@ export const DecideBody = ClaveBody.extend({
 const SummaryBody = z.object({ mes: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM') });
 const FileBody = ClaveBody.extend({ fileType: z.enum(RECIBIDO_FILES, { error: `must be one of ${RECIBIDO_FILES.join(', ')}` }).default('XML') });
 
-function valid<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
-  const r = schema.safeParse(body ?? {});
-  if (!r.success) throw new HttpError(400, ERROR_CODES.badRequest, MESSAGES.requiredFields, findingsFromZod(r.error));
-  return r.data;
-}
-
-async function run<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (e instanceof ServiceError) throw new HttpError(e.status, e.code, e.message, e.details);
-    throw e;
-  }
-}
-
 export function registerRecibidosEndpoints(app: FastifyInstance, ctx: ServiceContext, account: (req: FastifyRequest) => number): void {
   app.post('/api/recibidos', async (req) => {
-    const body = valid(ImportBody, req.body);
+    const body = valid(ImportBody, req.body ?? {});
     const docs = 'documentos' in body ? body.documentos : [body];
     const files = docs.map((d, i) => ({ name: d.nombre ?? `documentos[${i}]`, bytes: Buffer.from(d.xml, 'base64') }));
     return { status: 'success', data: await run(() => importRecibidos(ctx, account(req), files)) };
   });
 
   app.post('/api/recibidos/consultar', async (req) => {
-    const b = valid(ListRecibidosBody, req.body);
+    const b = valid(ListRecibidosBody, req.body ?? {});
     const data = await run(() =>
       listRecibidos(ctx, account(req), {
         ...(b.estado ? { estado: b.estado as (typeof RECIBIDO_ESTADOS)[number] } : {}),
@@ -85,14 +69,14 @@ export function registerRecibidosEndpoints(app: FastifyInstance, ctx: ServiceCon
   });
 
   app.post('/api/recibidos/detalle', async (req) => {
-    const b = valid(ClaveBody, req.body);
+    const b = valid(ClaveBody, req.body ?? {});
     const data = await run(() => getRecibido(ctx, account(req), b.clave));
     if (!data) throw new HttpError(404, ERROR_CODES.notFound, `No hay un comprobante recibido con la clave ${b.clave}`);
     return { status: 'success', data };
   });
 
   app.post('/api/recibidos/decidir', async (req) => {
-    const b = valid(DecideBody, req.body);
+    const b = valid(DecideBody, req.body ?? {});
     const data = await run(() =>
       decideRecibido(ctx, account(req), b.clave, {
         decision: b.decision as (typeof DECISIONS)[number],
@@ -106,12 +90,12 @@ export function registerRecibidosEndpoints(app: FastifyInstance, ctx: ServiceCon
   });
 
   app.post('/api/recibidos/resumen', async (req) => {
-    const b = valid(SummaryBody, req.body);
+    const b = valid(SummaryBody, req.body ?? {});
     return { status: 'success', data: await run(() => monthlySummary(ctx, account(req), b.mes)) };
   });
 
   app.post('/api/recibidos/archivo', async (req) => {
-    const b = valid(FileBody, req.body);
+    const b = valid(FileBody, req.body ?? {});
     const bytes = await run(() => recibidoFile(ctx, account(req), b.clave, b.fileType));
     if (!bytes) throw new HttpError(404, ERROR_CODES.notFound, MESSAGES.fileNotFound);
     return { status: 'success', data: { claveHacienda: b.clave, fileType: b.fileType, encodedFile: bytes.toString('base64') } };

@@ -23,6 +23,7 @@ import type { DeliveryState, Job, WebhookDelivery } from '../../store/schema.js'
 import { getWebhook } from '../accounts.js';
 import type { ServiceContext } from '../context.js';
 import { completeJob, enqueueJob, rescheduleJob, type Executor } from '../../store/jobs.js';
+import { queueWebhookDelivery } from '../../store/webhook-deliveries.js';
 import { guardedLookup, HINT, nonPublicReason, normalizeHost, WebhookTargetError, type WebhookTargetPolicy } from '../webhook-targets.js';
 
 /** The spec's webhook payload. */
@@ -73,27 +74,7 @@ export async function queueWebhookEvent(
   now: number,
   input: { accountId: number; documentId: number; messageId: string; payload: { folioId: string } },
 ): Promise<number | null> {
-  const account = await trx.selectFrom('accounts').select(['webhook_url']).where('id', '=', input.accountId).executeTakeFirst();
-  if (!account?.webhook_url) return null;
-  const row = await trx
-    .insertInto('webhook_deliveries')
-    .values({
-      account_id: input.accountId,
-      document_id: input.documentId,
-      message_id: input.messageId,
-      url: account.webhook_url,
-      payload: JSON.stringify(input.payload),
-      state: 'pendiente',
-      attempts: 0,
-      last_status: null,
-      last_error: null,
-      created_at: now,
-      delivered_at: null,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await enqueueJob(trx, { type: 'webhook', delivery_id: row.id, run_at: now }, now);
-  return row.id;
+  return queueWebhookDelivery(trx, now, input);
 }
 
 export interface WebhookSenderOptions {

@@ -10,7 +10,8 @@
  *    `folioId` `<clave>-<consecutivoReceptor>`, with its MensajeHacienda.
  */
 import type { Finding } from '../../core/model.js';
-import { enqueueJob, type Executor } from '../../store/jobs.js';
+import type { Executor } from '../../store/jobs.js';
+import { queueWebhookDelivery } from '../../store/webhook-deliveries.js';
 
 export type RecibidoEvent =
   | { type: 'recibido.importado'; estado: string; emisor: string | null; totalComprobante: string | null; hallazgos: Finding[]; avisos: Finding[] }
@@ -22,27 +23,12 @@ export function recibidoPayload(folioId: string, event: RecibidoEvent): Record<s
 }
 
 export async function queueRecibidoEvent(trx: Executor, now: number, input: { accountId: number; recibidoId: number; folioId: string; event: RecibidoEvent }): Promise<number | null> {
-  const account = await trx.selectFrom('accounts').select(['webhook_url']).where('id', '=', input.accountId).executeTakeFirst();
-  if (!account?.webhook_url) return null;
   const suffix = input.event.type === 'recibido.importado' ? 'importado' : `decidido_${input.event.consecutivoReceptor}`;
-  const row = await trx
-    .insertInto('webhook_deliveries')
-    .values({
-      account_id: input.accountId,
-      document_id: null,
-      recibido_id: input.recibidoId,
-      message_id: `msg_recibido_${input.recibidoId}_${suffix}`,
-      url: account.webhook_url,
-      payload: JSON.stringify(recibidoPayload(input.folioId, input.event)),
-      state: 'pendiente',
-      attempts: 0,
-      last_status: null,
-      last_error: null,
-      created_at: now,
-      delivered_at: null,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await enqueueJob(trx, { type: 'webhook', delivery_id: row.id, run_at: now }, now);
-  return row.id;
+  return queueWebhookDelivery(trx, now, {
+    accountId: input.accountId,
+    documentId: null,
+    recibidoId: input.recibidoId,
+    messageId: `msg_recibido_${input.recibidoId}_${suffix}`,
+    payload: recibidoPayload(input.folioId, input.event),
+  });
 }
