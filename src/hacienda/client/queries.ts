@@ -83,13 +83,11 @@ export interface QueryTtls {
 
 export const DEFAULT_QUERY_TTLS: QueryTtls = { taxpayerMs: 3_600_000, cabysMs: 86_400_000, exoneracionMs: 3_600_000 };
 
-export interface PublicQueryClientOptions {
+/** `now`, `sleep` and `random` (Timing) may be injected; default the clock, setTimeout and Math.random. */
+export interface PublicQueryClientOptions extends Partial<Timing> {
   /** Default https://api.hacienda.go.cr (the emulator's URL in local mode). */
   baseUrl?: string;
   http?: HttpClient;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
   ttl?: Partial<QueryTtls>;
   /** Default 3 attempts on transport errors / 5xx / 429. */
   retry?: Partial<RetryPolicy>;

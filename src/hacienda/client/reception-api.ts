@@ -6,7 +6,7 @@
 import type { HaciendaEndpoints } from './endpoints.js';
 import type { HttpClient } from './http.js';
 import type { MensajeHaciendaSummary } from './mensaje.js';
-import type { RetryPolicy } from './retry.js';
+import type { RetryPolicy, Timing } from './retry.js';
 import type { HaciendaCredentials, TokenManager } from './token-manager.js';
 
 export interface IdentificacionApi {
@@ -93,15 +93,13 @@ export interface ListComprobantesResult {
   total?: number;
 }
 
-export interface ReceptionClientOptions {
+/** `now`, `sleep` and `random` (Timing) may be injected; default the clock, setTimeout and Math.random. */
+export interface ReceptionClientOptions extends Partial<Timing> {
   endpoints: Pick<HaciendaEndpoints, 'environment' | 'receptionBaseUrl' | 'tokenUrl' | 'logoutUrl' | 'clientId'>;
   credentials: HaciendaCredentials;
   /** Share one TokenManager between clients of the same environment (one login per issuer). */
   tokens?: TokenManager;
   http?: HttpClient;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
   /** POST attempts and backoff (default 6 attempts, 500 ms base, 15 s cap, server waits up to 120 s). */
   retry?: Partial<RetryPolicy>;
   /** GET attempts and backoff (default 6 attempts, 300 ms base, 10 s cap). */

@@ -23,13 +23,10 @@ export interface HaciendaCredentials {
   password: string;
 }
 
-export interface TokenManagerOptions {
+/** `now`, `sleep` and `random` (Timing) may be injected; default the clock, setTimeout and Math.random. */
+export interface TokenManagerOptions extends Partial<Timing> {
   endpoints: Pick<HaciendaEndpoints, 'environment' | 'tokenUrl' | 'logoutUrl' | 'clientId'>;
   http?: HttpClient;
-  /** Clock in epoch ms (default Date.now). */
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
   /** Renew this long before the access token expires (default 30 000 ms). */
   refreshSkewMs?: number;
   /** Retries of IdP calls on network errors / 5xx / 429 (default 3 attempts, 300 ms base). */
