@@ -21,7 +21,6 @@ export const ERROR_CODES = {
   serviceUnavailable: 'service_unavailable',
   internal: 'internal_error',
 } as const;
-export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 
 /** Messages. The first eight are the spec's Errors table, verbatim. */
 export const MESSAGES = {
