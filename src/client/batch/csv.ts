@@ -2,12 +2,19 @@
  * The batch CSV layout (docs/batch-csv.md): one row per line item; the document columns repeat on every row and
  * consecutive rows with the same emisor + tipoDoc + numeroReferencia form one document. The line figures the body
  * needs (subTotal, montoTotal, impuesto monto, impuestoNeto, montoTotalLinea) and the summary totals are computed
- * here with the core's formulas (`computeTotals`, decimal.js), so a CSV never carries them.
+ * here with the core's formulas (`computeTotals`, decimal.js), so a CSV never carries them. Every kind has its rows:
+ * a recibo de pago's (tipoDoc 10) are payments (montoPagado, baseImponible) instead of goods and services.
  */
 import { TARIFAS_IVA } from '../../core/codes.js';
+import { KIND_OF_TIPO_DOC } from '../../core/lifecycle.js';
 import type { Finding, Linea } from '../../core/model.js';
 import { dec, isDecimalString, money, plain, ZERO } from '../../core/money.js';
 import { computeTotals } from '../../core/totals.js';
+import type { CsvRowMap } from './csv-findings.js';
+import { PROVEEDOR_COLUMNS, proveedorOfRow, RECEPTOR_COLUMNS, receptorOfRow, REFERENCE_COLUMNS, referencesOfRows } from './csv-parties.js';
+import { cell as get, collector, type CsvRow } from './csv-row.js';
+
+export type { CsvRow } from './csv-row.js';
 
 export const DOCUMENT_COLUMNS = [
   'emisor',
@@ -15,10 +22,7 @@ export const DOCUMENT_COLUMNS = [
   'tipoDoc',
   'fechaEmision',
   'codigoActividad',
-  'receptorNombre',
-  'receptorTipo',
-  'receptorNumero',
-  'receptorCorreo',
+  ...RECEPTOR_COLUMNS,
   'moneda',
   'tipoCambio',
   'medioPago',
@@ -26,6 +30,7 @@ export const DOCUMENT_COLUMNS = [
   'plazoCredito',
   'sucursal',
   'terminal',
+  ...PROVEEDOR_COLUMNS,
 ] as const;
 
 export const LINE_COLUMNS = [
@@ -39,23 +44,29 @@ export const LINE_COLUMNS = [
   'impuestoCodigo',
   'codigoTarifa',
   'tarifa',
+  'partidaArancelaria',
+  'montoPagado',
+  'baseImponible',
 ] as const;
 
-export const REQUIRED_COLUMNS = ['emisor', 'numeroReferencia', 'tipoDoc', 'fechaEmision', 'codigoActividad', 'codigo', 'detalle', 'cantidad', 'unidadMedida', 'precioUnitario', 'codigoTarifa'] as const;
+/** Columns every layout has. */
+export const REQUIRED_COLUMNS = ['emisor', 'numeroReferencia', 'tipoDoc', 'fechaEmision', 'codigoActividad', 'detalle', 'codigoTarifa'] as const;
+/** The columns of a good or service line, required in the header unless it has montoPagado (recibos de pago only). */
+export const GOODS_COLUMNS = ['codigo', 'cantidad', 'unidadMedida', 'precioUnitario'] as const;
+/** A recibo de pago's payment line (tipoDoc 10). */
+const PAYMENT_COLUMNS = ['montoPagado', 'baseImponible'] as const;
+/** What a payment line has not: it pays an invoiced amount, with no CABYS, quantity or price of its own. */
+const NOT_IN_PAYMENT = ['codigo', 'cantidad', 'unidadMedida', 'precioUnitario', 'descuento', 'codigoDescuento', 'partidaArancelaria'] as const;
 
-const KNOWN = new Set<string>([...DOCUMENT_COLUMNS, ...LINE_COLUMNS]);
-
-/** A data row: its line number in the file and its cells by column name ('' when empty or absent). */
-export interface CsvRow {
-  line: number;
-  cells: Record<string, string>;
-}
+const KNOWN = new Set<string>([...DOCUMENT_COLUMNS, ...LINE_COLUMNS, ...REFERENCE_COLUMNS]);
 
 /** Checks a header row; returns the problem, or undefined when usable. */
 export function checkHeader(header: string[]): string | undefined {
   const unknown = header.filter((h) => !KNOWN.has(h));
   if (unknown.length) return `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')} (see docs/batch-csv.md)`;
-  const missing = REQUIRED_COLUMNS.filter((c) => !header.includes(c));
+  const missing: string[] = REQUIRED_COLUMNS.filter((c) => !header.includes(c));
+  const goods = GOODS_COLUMNS.filter((c) => !header.includes(c));
+  if (goods.length && !header.includes('montoPagado')) missing.push(...goods);
   if (missing.length) return `missing column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (see docs/batch-csv.md)`;
   const seen = new Set<string>();
   for (const h of header) {
@@ -70,13 +81,15 @@ export function groupKey(row: CsvRow): string {
   return `${row.cells.emisor ?? ''}|${row.cells.tipoDoc ?? ''}|${row.cells.numeroReferencia ?? ''}`;
 }
 
-const get = (row: CsvRow, col: string): string => (row.cells[col] ?? '').trim();
-
-/** Builds the document body of consecutive rows of one document, or the findings that stop it (paths name rows). */
-export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown> } | { errors: Finding[] } {
+/**
+ * Builds the document body of consecutive rows of one document, or the findings that stop it (paths name rows);
+ * `rows` says where each line and reference came from, to point the service's findings at them (findingForRows).
+ */
+export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown>; rows: CsvRowMap } | { errors: Finding[] } {
   const first = rows[0]!;
-  const errors: Finding[] = [];
-  const at = (row: CsvRow, col: string, message: string) => errors.push({ path: `row ${row.line}.${col}`, message });
+  const { errors, at } = collector();
+  const kind = KIND_OF_TIPO_DOC[get(first, 'tipoDoc')];
+  const rep = kind === 'REP';
 
   // Document columns: taken from the first row; a later row may leave them empty but not contradict them.
   for (const row of rows.slice(1)) {
@@ -104,9 +117,24 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
       if (opts.positive && dec(v).lte(0)) at(row, col, `must be greater than 0 (got "${v}")`);
       return v;
     };
-    const cantidad = amount('cantidad', { positive: true });
-    const precio = amount('precioUnitario', { positive: true });
-    const descuento = amount('descuento', { optional: true });
+    let cantidad: string | undefined;
+    let precio: string | undefined;
+    let descuento: string | undefined;
+    let pagado: string | undefined;
+    let base: string | undefined;
+    if (rep) {
+      for (const col of NOT_IN_PAYMENT)
+        if (get(row, col) !== '') at(row, col, 'is not part of a recibo de pago (tipoDoc 10): its lines are payments (detalle, montoPagado, baseImponible, the tax); leave it empty');
+      pagado = amount('montoPagado', { positive: true });
+      base = amount('baseImponible', { optional: true, positive: true });
+      if (pagado !== undefined && base !== undefined && dec(base).gt(dec(pagado)))
+        at(row, 'baseImponible', `must not exceed montoPagado (${pagado}): the IVA base of a payment is at most the amount paid`);
+    } else {
+      for (const col of PAYMENT_COLUMNS) if (get(row, col) !== '') at(row, col, 'is only for a recibo de pago (tipoDoc 10); leave it empty');
+      cantidad = amount('cantidad', { positive: true });
+      precio = amount('precioUnitario', { positive: true });
+      descuento = amount('descuento', { optional: true });
+    }
     const codigoTarifa = get(row, 'codigoTarifa').padStart(2, '0');
     const impuestoCodigo = (get(row, 'impuestoCodigo') || '01').padStart(2, '0');
     let tarifa = get(row, 'tarifa');
@@ -116,30 +144,38 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
       if (known) tarifa = known.rate;
       else at(row, 'codigoTarifa', `"${codigoTarifa}" is not a código de tarifa del IVA (Nota 8.1)`);
     } else if (!isDecimalString(tarifa) || tarifa.startsWith('-')) at(row, 'tarifa', `must be a percentage, e.g. "13" (got "${tarifa}")`);
-    if (errors.length > before || cantidad === undefined || precio === undefined) return;
-    const desc = descuento === undefined ? ZERO : dec(descuento);
+    if (errors.length > before || (rep ? pagado === undefined : cantidad === undefined || precio === undefined)) return;
     // The figures are computed with the rate of codigoTarifa (IVA 01), the one the core's finding on a tarifa that
     // does not fit it calls right: that finding alone then says what to fix in the row.
     const rate = impuestoCodigo === '01' ? (TARIFAS_IVA[codigoTarifa]?.rate ?? tarifa) : tarifa;
     tarifas.push(tarifa);
+    const impuestos = [{ codigo: impuestoCodigo, codigoTarifaIVA: codigoTarifa, tarifa: dec(rate) }];
+    if (rep) {
+      // As the core reads a payment line (repLineOf): MontoTotal = 1 × the amount paid, SubTotal = the IVA base.
+      lineas.push({ numeroLinea: i + 1, codigoCABYS: '', codigoComercial: [], cantidad: dec(1), unidadMedida: 'Unid', detalle: get(row, 'detalle'), precioUnitario: dec(pagado!), descuentos: [], impuestos, montoPago: dec(base ?? pagado!) });
+      return;
+    }
+    const desc = descuento === undefined ? ZERO : dec(descuento);
     lineas.push({
       numeroLinea: i + 1,
       codigoCABYS: get(row, 'codigo'),
       codigoComercial: [],
-      cantidad: dec(cantidad),
+      cantidad: dec(cantidad!),
       unidadMedida: get(row, 'unidadMedida'),
       detalle: get(row, 'detalle'),
-      precioUnitario: dec(precio),
+      precioUnitario: dec(precio!),
       descuentos: desc.gt(0) ? [{ montoDescuento: desc, codigoDescuento: get(row, 'codigoDescuento').padStart(2, '0') || '07' }] : [],
-      impuestos: [{ codigo: impuestoCodigo, codigoTarifaIVA: codigoTarifa, tarifa: dec(rate) }],
+      impuestos,
     });
   });
+  const proveedor = proveedorOfRow(first, at);
+  const { refs, refLines } = referencesOfRows(rows, at);
   if (errors.length) return { errors };
 
   const medio = get(first, 'medioPago');
   let totals;
   try {
-    totals = computeTotals({ lineas, otrosCargos: [], mediosPago: medio ? [{ tipoMedioPago: medio.padStart(2, '0') }] : [] });
+    totals = computeTotals({ kind, lineas, otrosCargos: [], mediosPago: medio ? [{ tipoMedioPago: medio.padStart(2, '0') }] : [] });
   } catch (e) {
     return { errors: [{ path: `row ${first.line}`, message: `cannot compute the totals: ${(e as Error).message}` }] };
   }
@@ -147,6 +183,14 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
   const detalleServicio = lineas.map((l, i) => {
     const t = totals.lineas[i]!;
     const row = rows[i]!;
+    const impuesto = l.impuestos.map((imp, j) => ({
+      codigo: imp.codigo,
+      codigoTarifa: imp.codigoTarifaIVA,
+      tarifa: plain(dec(tarifas[i]!), 2),
+      monto: money(t.impuestos[j]!.monto),
+    }));
+    const figures = { impuestoNeto: money(t.impuestoNeto), montoTotalLinea: money(t.montoTotalLinea) };
+    if (rep) return { numeroLinea: l.numeroLinea, detalle: l.detalle, subTotal: money(t.montoTotal), montoTotal: money(t.subTotal), impuesto, ...figures };
     const line: Record<string, unknown> = {
       numeroLinea: l.numeroLinea,
       codigo: l.codigoCABYS,
@@ -157,16 +201,11 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
       subTotal: money(t.montoTotal),
       descuento: money(t.totalDescuentos),
       montoTotal: money(t.subTotal),
-      impuestoNeto: money(t.impuestoNeto),
-      montoTotalLinea: money(t.montoTotalLinea),
-      impuesto: l.impuestos.map((imp, j) => ({
-        codigo: imp.codigo,
-        codigoTarifa: imp.codigoTarifaIVA,
-        tarifa: plain(dec(tarifas[i]!), 2),
-        monto: money(t.impuestos[j]!.monto),
-      })),
+      ...figures,
+      impuesto,
     };
     if (get(row, 'codigoDescuento') !== '' && t.totalDescuentos.gt(0)) line.codigoDescuento = get(row, 'codigoDescuento');
+    if (get(row, 'partidaArancelaria') !== '') line.partidaArancelaria = get(row, 'partidaArancelaria');
     return line;
   });
 
@@ -181,16 +220,6 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
     if (d.gt(0) || k === 'totalComprobante' || k === 'totalVenta' || k === 'totalVentaNeta' || k === 'totalImpuesto') resumenFactura[k] = money(d);
   }
 
-  const receptorCols = ['receptorNombre', 'receptorTipo', 'receptorNumero', 'receptorCorreo'];
-  const hasReceptor = receptorCols.some((c) => get(first, c) !== '');
-  const receptor = hasReceptor
-    ? {
-        nombre: get(first, 'receptorNombre'),
-        identificacion: { tipo: get(first, 'receptorTipo'), numero: get(first, 'receptorNumero') },
-        ...(get(first, 'receptorCorreo') ? { correoElectronico: get(first, 'receptorCorreo') } : {}),
-      }
-    : '';
-
   const numero = get(first, 'numeroReferencia');
   const body: Record<string, unknown> = {
     emisor: get(first, 'emisor'),
@@ -199,7 +228,7 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
     tipoDoc: get(first, 'tipoDoc'),
     folioType: 'INVOICE',
     fechaEmision: get(first, 'fechaEmision'),
-    receptor,
+    receptor: receptorOfRow(first),
     detalleServicio,
     resumenFactura,
   };
@@ -207,18 +236,7 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
     const v = get(first, col);
     if (v !== '') body[col] = v;
   }
-  return { body };
-}
-
-/**
- * Maps a finding of a body built from CSV rows back to the row: `detalleServicio[1].cantidad` → `row 7.cantidad`
- * (the document's second row); document-level paths get the first row.
- */
-export function findingForRows(f: Finding, rowLines: number[]): Finding {
-  const m = /^detalleServicio\[(\d+)\](?:\.(.*))?$/.exec(f.path);
-  if (m) {
-    const line = rowLines[Number(m[1])];
-    if (line !== undefined) return { path: `row ${line}${m[2] ? '.' + m[2] : ''}`, message: f.message };
-  }
-  return { path: `row ${rowLines[0]}.${f.path}`, message: f.message };
+  if (proveedor) body.proveedor = proveedor;
+  if (refs.length) body.informacionReferencia = refs;
+  return { body, rows: { lines: rows.map((x) => x.line), refs: refLines, ...(rep ? { rep } : {}) } };
 }

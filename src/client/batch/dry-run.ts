@@ -16,7 +16,7 @@ export async function validateBatch(
     import('../../core/xml/build.js'),
     import('../../adapters/xsd/index.js'),
     import('../../core/placeholder-issuer.js'),
-    import('./csv.js'),
+    import('./csv-findings.js'),
   ]);
   const summary: BatchSummary = { total: 0, sent: 0, invalid: 0, errors: 0, skipped: 0, interrupted: false };
   const validator = createXsdValidator();
@@ -32,7 +32,7 @@ export async function validateBatch(
     o.onProgress?.(summary);
   };
   const base = (item: BatchItem) => ({ row: item.row, ...(item.numeroReferencia !== undefined ? { numeroReferencia: item.numeroReferencia } : {}) });
-  const rowsOf = (item: BatchItem, fs: { path: string; message: string }[]) => (item.rowLines ? fs.map((f) => findingForRows(f, item.rowLines!)) : fs);
+  const rowsOf = (item: BatchItem, fs: { path: string; message: string }[]) => (item.csvRows ? fs.map((f) => findingForRows(f, item.csvRows!)) : fs);
 
   const flush = async () => {
     const batch = pending;

@@ -19,8 +19,8 @@ export interface BatchItem {
   numeroReferencia?: string | number;
   /** Why the item could not be read (it is then an invalid result). */
   errors?: Finding[];
-  /** CSV: the file lines of the document's rows (to point findings at rows). */
-  rowLines?: number[];
+  /** CSV: the file lines of the document's rows and references (to point the service's findings at rows). */
+  csvRows?: import('./csv-findings.js').CsvRowMap;
 }
 
 export class ReaderError extends Error {}
@@ -151,13 +151,12 @@ async function* readCsv(file: string, build = true): AsyncGenerator<BatchItem> {
     if (group.length === 0) return undefined;
     const rows = group;
     group = [];
-    const rowLines = rows.map((r) => r.line);
     const first = rows[0]!;
     const numero = (first.cells.numeroReferencia ?? '').trim();
-    const base: BatchItem = { row: first.line, rowLines, ...(numero ? { numeroReferencia: /^\d{1,15}$/.test(numero) ? Number(numero) : numero } : {}) };
+    const base: BatchItem = { row: first.line, ...(numero ? { numeroReferencia: /^\d{1,15}$/.test(numero) ? Number(numero) : numero } : {}) };
     if (!build) return base;
     const built = csv.documentFromRows(rows);
-    return 'errors' in built ? { ...base, errors: built.errors } : { ...base, body: built.body };
+    return 'errors' in built ? { ...base, errors: built.errors } : { ...base, body: built.body, csvRows: built.rows };
   };
   const skippedItems = function* (): Generator<BatchItem> {
     while (skipped.length) {

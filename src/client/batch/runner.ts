@@ -167,10 +167,10 @@ function num(item: BatchItem): { numeroReferencia?: string | number } {
 /** A submission failure as a result: refused input → invalido with its findings (pointed at CSV rows); else error. */
 async function failure(e: unknown, item: BatchItem): Promise<Pick<BatchResult, 'state' | 'errors'>> {
   const { BackendError } = await import('../backend.js');
-  const rows = item.rowLines;
+  const rows = item.csvRows;
   const mapRows = async (fs: Finding[]) => {
     if (!rows) return fs;
-    const { findingForRows } = await import('./csv.js');
+    const { findingForRows } = await import('./csv-findings.js');
     return fs.map((f) => findingForRows(f, rows));
   };
   if (e instanceof BackendError) {
