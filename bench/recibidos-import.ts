@@ -48,6 +48,7 @@ const t0 = process.hrtime.bigint();
 const run = spawnSync('/usr/bin/time', ['-v', process.execPath, bin, 'recibidos', 'import', 'entrada', '--json'], { env, cwd: dir, encoding: 'utf8', maxBuffer: 1 << 30 });
 const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
 const rssKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(run.stderr)?.[1] ?? NaN);
+const cpuS = ['User', 'System'].reduce((a, k) => a + Number(new RegExp(`${k} time \\(seconds\\): ([\\d.]+)`).exec(run.stderr)?.[1] ?? NaN), 0);
 const results = JSON.parse(run.stdout || '[]') as { estado: string; haciendaEstado: string | null }[];
 
 console.log(
@@ -60,6 +61,8 @@ console.log(
       exitCode: run.status,
       wallS: Number(wallS.toFixed(2)),
       filesPerS: Number((files / wallS).toFixed(0)),
+      cpuS: Number(cpuS.toFixed(2)),
+      loadAverage1m: Number(os.loadavg()[0]!.toFixed(1)),
       peakRssMb: Number((rssKb / 1024).toFixed(0)),
       pendiente: results.filter((r) => r.estado === 'pendiente').length,
       haciendaAceptado: results.filter((r) => r.haciendaEstado === 'aceptado').length,

@@ -20,8 +20,11 @@ export class LocalRecibidos implements RecibidosApi {
   ) {}
 
   async import(files: { name: string; bytes: Uint8Array }[]): Promise<ImportResult[]> {
-    const [{ RecibidosImporter }, id] = await Promise.all([import('../service/recibidos/import.js'), this.accountId(), this.run.startHacienda()]);
-    this.importer ??= new RecibidosImporter(this.svc, id);
+    const [{ RecibidosImporter }, id] = await Promise.all([import('../service/recibidos/import.js'), this.accountId()]);
+    // The embedded emulator (env local) starts while the first files are read and checked.
+    const hacienda = this.run.startHacienda();
+    hacienda.catch(() => undefined);
+    this.importer ??= new RecibidosImporter(this.svc, id, () => hacienda);
     const out = await mapped(() => this.importer!.importMany(files));
     // Webhook events of the import are delivered by this command's worker.
     if (await this.hasWebhook(id)) await this.run.keepWorking();
@@ -55,6 +58,19 @@ export class LocalRecibidos implements RecibidosApi {
   async file(clave: string, type: RecibidoFile): Promise<Buffer | null> {
     const [{ recibidoFile }, id] = await Promise.all([import('../service/recibidos/queries.js'), this.accountId()]);
     return mapped(() => recibidoFile(this.svc, id, clave, type));
+  }
+
+  async supplierInvoices(receptor: { tipo: string; numero: string; nombre?: string }, count: number): Promise<{ clave: string; bytes: Buffer }[]> {
+    await this.run.startHacienda();
+    if (this.svc.hacienda.environment !== 'local') throw new BackendError('invalid', 'test suppliers exist only in the local emulator (env local)');
+    const res = await fetch(`${this.svc.hacienda.endpoints.queryBaseUrl}/_emulator/suppliers/issue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ receptor, cantidad: count }),
+    });
+    const body = (await res.json()) as { documentos?: { clave: string; xml: string }[]; error?: string };
+    if (!res.ok || !body.documentos) throw new BackendError('unavailable', `the emulator's suppliers could not issue: ${body.error ?? res.status}`);
+    return body.documentos.map((d) => ({ clave: d.clave, bytes: Buffer.from(d.xml, 'base64') }));
   }
 
   async close(): Promise<void> {

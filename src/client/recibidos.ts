@@ -26,6 +26,11 @@ export interface RecibidosApi {
   decide(clave: string, d: DecideOptions, opts?: { waitMs?: number }): Promise<{ result: DecisionResult; detail: RecibidoDetail | null }>;
   summary(mes: string): Promise<MonthlySummary>;
   file(clave: string, type: RecibidoFile): Promise<Buffer | null>;
+  /**
+   * Local mode with the embedded emulator only (`fecr demo`): its test suppliers issue `count` signed invoices to the
+   * receptor; returns each file (clave and bytes). Absent elsewhere.
+   */
+  supplierInvoices?(receptor: { tipo: string; numero: string; nombre?: string }, count: number): Promise<{ clave: string; bytes: Buffer }[]>;
 }
 
 /** Bytes per request in remote mode (the service takes 1 MiB bodies; base64 grows by a third). */

@@ -243,7 +243,9 @@ export async function listDocuments(ctx: ServiceContext, accountId: number, opts
       'updated_at',
       'decided_at',
     ])
-    .where('account_id', '=', accountId);
+    .where('account_id', '=', accountId)
+    // The account's answers to its suppliers (MensajeReceptor, kinds MR05/06/07) are listed by fecr recibidos.
+    .where('kind', 'not like', 'MR%');
   if (opts.state !== undefined) q = q.where('state', '=', opts.state);
   if (opts.since !== undefined) q = q.where('created_at', '>=', opts.since);
   return q.orderBy('id', 'desc').limit(limit).execute();

@@ -31,6 +31,7 @@ import type { Profile } from '../../client/profiles.js';
 import { withBackend } from '../backend.js';
 import { packageUrl } from '../../core/package-root.js';
 import { timeoutMs } from '../documents/shared.js';
+import { demoPurchases } from '../recibidos/shared.js';
 
 export interface DemoFlags {
   out: string;
@@ -89,6 +90,8 @@ export interface DemoResult {
   out: string;
   issuer: { identificacion: string; nombre: string; registered: boolean; p12: string | null };
   documents: DemoRow[];
+  /** The buyer's side (local profiles): three supplier invoices imported and answered, and the month's summary. */
+  compras?: Awaited<ReturnType<typeof demoPurchases>>;
 }
 
 /** `demo` in fecr's platform data dir (~/.local/share/fecr/demo on Linux), from the given environment. */
@@ -131,7 +134,10 @@ export async function run(ctx: Ctx, opts: DemoFlags, profileFlag: string | undef
         });
       }
       await Promise.all(rows.map((row) => writeFiles(b, row, outDir, opts.out)));
-      return { profile: name, mode: profile.mode, dataDir, out: opts.out, issuer, documents: rows };
+      // The buyer's side: the emulator's test suppliers invoice the demo issuer, which answers each invoice.
+      const compras = await demoPurchases(b, { tipo: '02', numero: issuer.identificacion, nombre: issuer.nombre }, deadline);
+      for (const c of compras?.purchases ?? []) info(ctx, `purchase from ${c.proveedor}: ${c.decision}, MensajeReceptor ${c.respuesta}`);
+      return { profile: name, mode: profile.mode, dataDir, out: opts.out, issuer, documents: rows, ...(compras ? { compras } : {}) };
     },
     { profile: name },
   );
@@ -155,6 +161,10 @@ export async function run(ctx: Ctx, opts: DemoFlags, profileFlag: string | undef
     const outbox = mailed.map((r) => /^outbox: (.*)$/.exec(r.correo!.donde ?? '')?.[1]).filter((f): f is string => f !== undefined);
     const where = outbox.length > 0 ? `in ${path.dirname(outbox[0]!)}${path.sep} (outbox: no SMTP server set)` : 'through the SMTP server';
     info(ctx, `mailed ${mailed.length} documents to their receptors ${where}: ${mailed.map((r) => `${r.kind} → ${r.correo!.destinatarios.join(', ')}`).join('; ')}`);
+  }
+  if (result.compras) {
+    const t = result.compras.resumen.totales;
+    info(ctx, `purchases of ${result.compras.resumen.mes}: IVA acreditable ${t.ivaAcreditable}, gasto aplicable ${t.gastoAplicable} (fecr recibidos resumen ${result.compras.resumen.mes}${name === 'default' ? '' : ` --profile ${name}`})`);
   }
   info(ctx, `see them again with: fecr documents list${name === 'default' ? '' : ` --profile ${name}`}`);
   const code = exitCode(result.documents);

@@ -71,7 +71,7 @@ export async function run(ctx: Ctx, source: string, f: ImportFlags): Promise<voi
       results.push(...(await r.import(batch)));
       progress.update(results.length, results.filter((x) => x.estado === 'invalido').length);
     }
-  });
+  }, { bulk: files.length > BATCH });
   progress.end();
   const refused = results.filter((x) => x.estado === 'invalido');
   if (f.json) printJson(ctx, results);

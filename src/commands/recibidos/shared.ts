@@ -40,8 +40,9 @@ export function buyer(b: Backend): RecibidosApi {
   return b.recibidos();
 }
 
-export function withBuyer<T>(ctx: Ctx, fn: (r: RecibidosApi) => Promise<T>): Promise<T> {
-  return withBackend(ctx, (b) => fn(buyer(b)));
+/** `bulk`: many documents (a folder): in local mode the embedded emulator then runs on a thread of its own. */
+export function withBuyer<T>(ctx: Ctx, fn: (r: RecibidosApi) => Promise<T>, opts: { bulk?: boolean } = {}): Promise<T> {
+  return withBackend(ctx, (b) => fn(buyer(b)), opts.bulk ? { bulk: true } : {});
 }
 
 export function findingLines(ctx: Ctx, findings: Finding[], indent = '  '): void {
@@ -116,4 +117,49 @@ export async function decide(ctx: Ctx, decision: DecideOptions['decision'], clav
   }
   if (respuesta === 'error') throw new SilentExit(EXIT.error);
   if (wait > 0 && respuesta !== 'aceptado') throw new SilentExit(EXIT.pending);
+}
+
+export interface DemoPurchase {
+  clave: string;
+  proveedor: string;
+  decision: string;
+  respuesta: string;
+  ivaAcreditable: string | null;
+  gastoAplicable: string | null;
+}
+
+/**
+ * `fecr demo`'s buyer side (local profile, embedded emulator): three supplier invoices to the demo issuer, imported,
+ * then accepted, partially accepted and rejected, each MensajeReceptor followed to Hacienda's verdict, and the month's
+ * summary. Undefined when the backend cannot play suppliers (a remote profile).
+ */
+export async function demoPurchases(
+  b: Backend,
+  receptor: { tipo: string; numero: string; nombre?: string },
+  deadline: number,
+): Promise<{ purchases: DemoPurchase[]; resumen: import('../../client/recibidos.js').MonthlySummary } | undefined> {
+  const r = b.recibidos?.();
+  if (!r?.supplierInvoices) return undefined;
+  const files = await r.supplierInvoices(receptor, 3);
+  const imported = await r.import(files.map((f) => ({ name: `${f.clave}.xml`, bytes: f.bytes })));
+  const plan: DecideOptions[] = [
+    { decision: 'aceptar' },
+    { decision: 'parcial', ivaAcreditable: '1000', detalle: 'Aceptación parcial: parte del servicio no fue prestado' },
+    { decision: 'rechazar', detalle: 'Mercadería no recibida' },
+  ];
+  const purchases: DemoPurchase[] = [];
+  for (const [i, x] of imported.entries()) {
+    if (!x.clave || x.estado !== 'pendiente') continue;
+    const { result, detail } = await r.decide(x.clave, plan[i % 3]!, { waitMs: Math.max(1_000, deadline - Date.now()) });
+    purchases.push({
+      clave: x.clave,
+      proveedor: x.emisor ?? '',
+      decision: result.estado,
+      respuesta: detail?.respuestaEstado ?? 'pendiente',
+      ivaAcreditable: result.montoTotalImpuestoAcreditar,
+      gastoAplicable: result.montoTotalDeGastoAplicable,
+    });
+  }
+  const mes = (await r.show(imported[0]!.clave!))?.fechaEmision?.slice(0, 7) ?? '';
+  return { purchases, resumen: await r.summary(mes) };
 }

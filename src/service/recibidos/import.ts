@@ -53,9 +53,14 @@ export class RecibidosImporter {
   private readonly clients = new Map<number, ReceptionClient>();
   private issuers: Map<string, Issuer> | undefined;
 
+  /**
+   * `beforeHacienda`: awaited before the first question to Hacienda (local mode starts its emulator meanwhile, while
+   * the first files are read and checked).
+   */
   constructor(
     private readonly ctx: ServiceContext,
     private readonly accountId: number,
+    private readonly beforeHacienda?: () => Promise<void>,
   ) {}
 
   /** Checks and stores a batch; results in the order of `files`. */
@@ -132,6 +137,7 @@ export class RecibidosImporter {
   /** GET recepción/{clave} for each document that passed every other check (8 at a time). */
   private async checkHacienda(list: Checked[]): Promise<void> {
     const todo = list.filter((c) => c.issuer && c.a.findings.length === 0);
+    if (todo.length > 0) await this.beforeHacienda?.();
     let next = 0;
     const worker = async () => {
       for (let i = next++; i < todo.length; i = next++) {
