@@ -1,5 +1,6 @@
 // `fecr batch` in local mode (the service in-process, the embedded emulator), run in-process with a temp HOME:
-// CSV (grouping, computed figures, a bad row), JSONL and JSON array inputs, --dry-run, the journal and --resume,
+// CSV (grouping, computed figures, a bad row; the new kinds ND, FEC, FEE and REP to aceptado and their malformed rows
+// found at row and column), JSONL and JSON array inputs, --dry-run, the journal and --resume,
 // and the streaming JSON array splitter on its own.
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -77,6 +78,112 @@ describe('fecr batch FILE.csv', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('use --resume');
   });
+});
+
+describe('fecr batch FILE.csv: the new kinds (ND 2, FEC 8, FEE 9, REP 10)', () => {
+  const header = readFileSync(new URL('../fixtures/batch/new-kinds.csv', import.meta.url), 'utf8').split('\n')[0]!;
+  const columns = header.split(',');
+  const quote = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  const csvOf = (rows: Record<string, string>[]) => [header, ...rows.map((r) => columns.map((c) => quote(r[c] ?? '')).join(','))].join('\n') + '\n';
+  const doc = { emisor: '3101123456', codigoActividad: '620100', fechaEmision: '2026-03-21T09:00:00-06:00', moneda: 'CRC', medioPago: '04' };
+  const bncr = { receptorNombre: 'BANCO NACIONAL DE COSTA RICA', receptorTipo: '02', receptorNumero: '4000001021' };
+  const service = { codigo: '8313200000100', detalle: 'Consultoría en TI', cantidad: '1', unidadMedida: 'Sp', precioUnitario: '25000', codigoTarifa: '08' };
+  const ref = { referenciaTipoDocIR: '01', referenciaNumero: '50605032600310112345600100001010000000102148213570', referenciaFechaEmision: '2026-03-05T14:20:00-06:00', referenciaCodigo: '02', referenciaRazon: 'Ajuste de precio' };
+  const nd = { ...doc, tipoDoc: '2', ...bncr, ...service, ...ref };
+  const fec = {
+    ...doc, tipoDoc: '8', proveedorNombre: 'Juan Agricultor Mora', proveedorTipo: '01', proveedorNumero: '301230456',
+    referenciaTipoDocIR: '14', referenciaNumero: 'RE-2026-0042', referenciaFechaEmision: '2026-03-22T07:00:00-06:00', referenciaCodigo: '04', referenciaRazon: 'Compra de café',
+    codigo: '0161001020000', detalle: 'Café cereza', cantidad: '200', unidadMedida: 'Kg', precioUnitario: '1850', codigoTarifa: '02',
+  };
+  const fee = {
+    ...doc, tipoDoc: '9', receptorNombre: 'GREEN BEANS IMPORTS INC', receptorTipo: '05', receptorNumero: 'US770123456', receptorOtrasSenasExtranjero: '1200 Harbor Boulevard, Long Beach, CA 90802',
+    codigo: '0161099020000', detalle: 'Café verde', cantidad: '500', unidadMedida: 'Kg', precioUnitario: '6.40', codigoTarifa: '01', partidaArancelaria: '090111000000',
+  };
+  const rep = {
+    ...doc, tipoDoc: '10', ...bncr, condicionVenta: '11', detalle: 'Pago de la cuota 1 de 2', montoPagado: '250000', codigoTarifa: '08',
+    referenciaTipoDocIR: '01', referenciaNumero: '50601032600310112345600100001010000000120110000120', referenciaFechaEmision: '2026-03-01T10:00:00-06:00', referenciaCodigo: '17', referenciaRazon: 'Pago de la cuota 1 de 2',
+  };
+
+  it('one document of each new kind, from fixtures/batch/new-kinds.csv: all aceptado, totals computed from the rows', async () => {
+    copyFileSync(new URL('../fixtures/batch/new-kinds.csv', import.meta.url), join(work, 'new-kinds.csv'));
+    const r = await fecr(['batch', 'new-kinds.csv', '--wait', '--json']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ total: 5, sent: 5, invalid: 0, errors: 0, aceptado: 5, rechazado: 0, pending: 0 });
+    const res = results('new-kinds.csv.results.jsonl');
+    expect(res.map((x) => [x.row, x.numeroReferencia, x.state, x.estado])).toEqual([
+      [2, 211, 'enviado', 'aceptado'],
+      [4, 212, 'enviado', 'aceptado'],
+      [5, 213, 'enviado', 'aceptado'],
+      [6, 214, 'enviado', 'aceptado'],
+      [8, 215, 'enviado', 'aceptado'],
+    ]);
+    // The clave's tipo (consecutivo positions 9-10) is each row's kind; an FEC's clave holds the buyer's (the issuer's) cédula.
+    expect(res.map((x) => x.clave!.slice(29, 31))).toEqual(['02', '08', '08', '09', '10']);
+    expect(res[1]!.clave!.slice(9, 21)).toBe('003101123456');
+    const docs = (await listed()) as unknown as Array<{ clave: string; totalComprobante: string }>;
+    const total = (i: number) => docs.find((d) => d.clave === res[i]!.clave)?.totalComprobante;
+    // fixtures/documents 16 (ND), 17 and 18 (FEC), 22 less its other charge (FEE), 24 (REP: TotalComprobante = TotalVenta).
+    expect([0, 1, 2, 3, 4].map(total)).toEqual(['68365.00000', '373700.00000', '1288.20000', '4375000.00000', '2300.50000']);
+  }, 90_000);
+
+  it('malformed rows of the new kinds: findings name the row and the column, the good ones are sent, nothing crashes', async () => {
+    const rows: Array<[Record<string, string>, string[]]> = [
+      [{ ...nd, referenciaTipoDocIR: '', referenciaNumero: '', referenciaFechaEmision: '', referenciaCodigo: '', referenciaRazon: '' }, ['referenciaTipoDocIR']],
+      [{ ...nd, referenciaNumero: '12345' }, ['referenciaNumero']],
+      [{ ...nd, referenciaFechaEmision: '' }, ['referenciaFechaEmision']],
+      [{ ...nd, referenciaCodigo: '' }, ['referenciaCodigo']],
+      [{ ...nd, receptorTipo: '05', receptorNumero: 'US770123456' }, ['receptorTipo']],
+      [{ ...fec, receptorNombre: 'BANCO NACIONAL DE COSTA RICA', receptorTipo: '02', receptorNumero: '4000001021' }, ['receptorNombre']],
+      [{ ...fec, proveedorNombre: '', proveedorTipo: '', proveedorNumero: '' }, ['proveedorNombre']],
+      [{ ...fec, proveedorNumero: '12' }, ['proveedorNumero']],
+      [{ ...fec, proveedorTipo: '05', proveedorNumero: 'US881234567' }, ['proveedorOtrasSenasExtranjero']],
+      [{ ...fec, proveedorProvincia: '2' }, ['proveedorCanton', 'proveedorDistrito', 'proveedorDireccion']],
+      [{ ...fee, receptorTipo: '02', receptorNumero: '3101987654' }, ['receptorTipo']],
+      [{ ...fee, partidaArancelaria: '' }, ['partidaArancelaria']],
+      [{ ...fee, partidaArancelaria: '0901110000' }, ['partidaArancelaria']],
+      [{ ...rep, cantidad: '1', precioUnitario: '250000' }, ['cantidad', 'precioUnitario']],
+      [{ ...rep, montoPagado: '' }, ['montoPagado']],
+      [{ ...rep, baseImponible: '300000' }, ['baseImponible']],
+      [{ ...rep, montoPagado: 'mucho' }, ['montoPagado']],
+      [{ ...rep, condicionVenta: '01' }, ['condicionVenta']],
+      [{ ...rep, referenciaTipoDocIR: '09' }, ['referenciaTipoDocIR']],
+      [{ ...rep, tipoDoc: '5' }, ['tipoDoc', 'montoPagado', 'cantidad', 'precioUnitario']],
+      [{ ...service, ...doc, ...bncr, tipoDoc: '1', partidaArancelaria: '090111000000' }, ['partidaArancelaria']],
+      [{ ...service, ...doc, ...bncr, tipoDoc: '1', montoPagado: '100' }, ['montoPagado']],
+      [{ ...nd }, []],
+    ];
+    const lines = rows.map(([r], i) => ({ ...r, numeroReferencia: String(901 + i) }));
+    // An ND of two rows, each with its own reference: the bad second one is found on the second row.
+    lines.push({ ...nd, numeroReferencia: '950' }, { ...nd, numeroReferencia: '950', referenciaNumero: '999', detalle: 'Segunda línea' });
+    writeFileSync(join(work, 'bad-kinds.csv'), csvOf(lines));
+    const expected = [...rows.map(([, cols], i) => cols.map((c) => `row ${i + 2}.${c}`)), ['row 26.referenciaNumero']];
+
+    for (const dry of [true, false]) {
+      const r = await fecr(['batch', 'bad-kinds.csv', '--json', ...(dry ? ['--dry-run'] : [])]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+      expect(JSON.parse(r.stdout)).toMatchObject({ total: 24, sent: 1, invalid: 23, errors: 0 });
+      const res = results(dry ? 'bad-kinds.csv.dry-run.results.jsonl' : 'bad-kinds.csv.results.jsonl');
+      const paths = res.map((x) => (x.errors ?? []).map((e) => e.path).filter((p) => p !== '').sort());
+      expect(paths, JSON.stringify(res, null, 1)).toEqual(expected.map((e) => [...e].sort()));
+      for (const x of res) for (const e of x.errors ?? []) expect(e.message.length).toBeGreaterThan(5);
+    }
+  }, 90_000);
+
+  it('a file of recibos de pago only needs no goods columns; a header with neither is refused before anything is sent', async () => {
+    const cols = ['emisor', 'numeroReferencia', 'tipoDoc', 'fechaEmision', 'codigoActividad', 'receptorNombre', 'receptorTipo', 'receptorNumero', 'condicionVenta', 'medioPago',
+      'referenciaTipoDocIR', 'referenciaNumero', 'referenciaFechaEmision', 'referenciaCodigo', 'referenciaRazon', 'detalle', 'codigoTarifa', 'montoPagado', 'baseImponible'];
+    const row = { ...rep, numeroReferencia: '960', montoPagado: '100000', baseImponible: '50000' } as Record<string, string>;
+    writeFileSync(join(work, 'rep-only.csv'), `${cols.join(',')}\n${cols.map((c) => quote(row[c] ?? '')).join(',')}\n`);
+    const ok = await fecr(['batch', 'rep-only.csv', '--dry-run', '--json']);
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ total: 1, sent: 1, invalid: 0 });
+    const noPayment = cols.filter((c) => c !== 'montoPagado' && c !== 'baseImponible');
+    writeFileSync(join(work, 'no-lines.csv'), `${noPayment.join(',')}\n`);
+    const bad = await fecr(['batch', 'no-lines.csv']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^error: no-lines\.csv: missing columns codigo, cantidad, unidadMedida, precioUnitario \(see docs\/batch-csv\.md; a file of recibos de pago only has montoPagado instead of the goods columns\)$/m);
+  }, 60_000);
 });
 
 describe('fecr batch FILE.jsonl / FILE.json', () => {

@@ -6,6 +6,7 @@
  * a recibo de pago's (tipoDoc 10) are payments (montoPagado, baseImponible) instead of goods and services.
  */
 import { TARIFAS_IVA } from '../../core/codes.js';
+import { TIPO_DOC_RULE } from '../../core/input/kind-rules.js';
 import { KIND_OF_TIPO_DOC } from '../../core/lifecycle.js';
 import type { Finding, Linea } from '../../core/model.js';
 import { dec, isDecimalString, money, plain, ZERO } from '../../core/money.js';
@@ -67,7 +68,10 @@ export function checkHeader(header: string[]): string | undefined {
   const missing: string[] = REQUIRED_COLUMNS.filter((c) => !header.includes(c));
   const goods = GOODS_COLUMNS.filter((c) => !header.includes(c));
   if (goods.length && !header.includes('montoPagado')) missing.push(...goods);
-  if (missing.length) return `missing column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (see docs/batch-csv.md)`;
+  if (missing.length) {
+    const hint = goods.length && !header.includes('montoPagado') ? '; a file of recibos de pago only has montoPagado instead of the goods columns' : '';
+    return `missing column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (see docs/batch-csv.md${hint})`;
+  }
   const seen = new Set<string>();
   for (const h of header) {
     if (seen.has(h)) return `column "${h}" appears twice`;
@@ -90,6 +94,7 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
   const { errors, at } = collector();
   const kind = KIND_OF_TIPO_DOC[get(first, 'tipoDoc')];
   const rep = kind === 'REP';
+  if (!kind) at(first, 'tipoDoc', TIPO_DOC_RULE);
 
   // Document columns: taken from the first row; a later row may leave them empty but not contradict them.
   for (const row of rows.slice(1)) {
