@@ -8,13 +8,13 @@
  * half-up from the XML's 5, thousands grouped with commas (`₡1,234,567.89`, `US$2,245.86`); quantities, rates and
  * percentages keep their own precision. pdfkit with DejaVu Sans (draws ₡).
  */
-import { createRequire } from 'node:module';
 import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
 import { CONDICIONES_VENTA, CONDICIONES_VENTA_REP, MEDIOS_PAGO, TIPOS_DOC_REFERENCIA } from '../core/codes.js';
 import { dec } from '../core/money.js';
 import { parseComprobanteXml } from '../core/xml/parse-comprobante.js';
 import { parseXmlRoot } from '../core/xml/raw-document.js';
+import { keepParsedFonts, registerFonts } from './pdf-fonts.js';
 import type { DocumentRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import {
@@ -35,10 +35,6 @@ import {
   lineColumnTitles,
   PARTY_TITLES,
 } from './pdf-content.js';
-
-const require = createRequire(import.meta.url);
-const FONT = require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf');
-const FONT_BOLD = require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf');
 
 const A4 = { width: 595.28, height: 841.89 };
 const M = 36; // margin
@@ -70,8 +66,8 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
     },
     compress: true,
   });
-  pdf.registerFont('body', FONT);
-  pdf.registerFont('bold', FONT_BOLD);
+  // DejaVu Sans, parsed once per process (pdf-fonts.ts).
+  registerFonts(pdf);
   const chunks: Buffer[] = [];
   pdf.on('data', (c: Buffer) => chunks.push(c));
   const ended = new Promise<void>((resolve, reject) => {
@@ -312,6 +308,7 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
     y = M;
   }
   pdf.text(footer, M, y, { width: contentWidth });
+  keepParsedFonts(pdf);
   pdf.end();
   await ended;
   const out = Buffer.concat(chunks);
