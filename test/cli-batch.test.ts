@@ -152,7 +152,7 @@ describe('fecr batch FILE.csv: the new kinds (ND 2, FEC 8, FEE 9, REP 10)', () =
       [{ ...service, ...doc, ...bncr, tipoDoc: '1', montoPagado: '100' }, ['montoPagado']],
       [{ ...nd }, []],
     ];
-    const lines = rows.map(([r], i) => ({ ...r, numeroReferencia: String(901 + i) }));
+    const lines: Record<string, string>[] = rows.map(([r], i) => ({ ...r, numeroReferencia: String(901 + i) }));
     // An ND of two rows, each with its own reference: the bad second one is found on the second row.
     lines.push({ ...nd, numeroReferencia: '950' }, { ...nd, numeroReferencia: '950', referenciaNumero: '999', detalle: 'Segunda línea' });
     writeFileSync(join(work, 'bad-kinds.csv'), csvOf(lines));
