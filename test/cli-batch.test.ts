@@ -170,6 +170,21 @@ describe('fecr batch FILE.csv: the new kinds (ND 2, FEC 8, FEE 9, REP 10)', () =
     }
   }, 90_000);
 
+  it("docs/batch-csv.md's one-row example of each new kind is a valid document as written", async () => {
+    const docs = readFileSync(new URL('../docs/batch-csv.md', import.meta.url), 'utf8');
+    const blocks = [...docs.matchAll(/```csv\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks).toHaveLength(4);
+    const kinds: string[] = [];
+    for (const [i, block] of blocks.entries()) {
+      writeFileSync(join(work, `doc-example-${i}.csv`), block);
+      const r = await fecr(['batch', `doc-example-${i}.csv`, '--dry-run', '--json']);
+      expect(r.code, `${block}\n${r.stdout}${r.stderr}${readFileSync(join(work, `doc-example-${i}.csv.dry-run.results.jsonl`), 'utf8')}`).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ total: 1, sent: 1, invalid: 0 });
+      kinds.push(block.split('\n')[1]!.split(',')[2]!);
+    }
+    expect(kinds).toEqual(['2', '8', '9', '10']);
+  }, 60_000);
+
   it('a file of recibos de pago only needs no goods columns; a header with neither is refused before anything is sent', async () => {
     const cols = ['emisor', 'numeroReferencia', 'tipoDoc', 'fechaEmision', 'codigoActividad', 'receptorNombre', 'receptorTipo', 'receptorNumero', 'condicionVenta', 'medioPago',
       'referenciaTipoDocIR', 'referenciaNumero', 'referenciaFechaEmision', 'referenciaCodigo', 'referenciaRazon', 'detalle', 'codigoTarifa', 'montoPagado', 'baseImponible'];
