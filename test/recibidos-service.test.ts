@@ -16,6 +16,7 @@ import { getRecibido, listRecibidos, monthlySummary, recibidoFile } from '../src
 import { dec } from '../src/core/money.js';
 import { formatCr } from '../src/core/dates.js';
 import { makeServiceContext, type TestContext } from './helpers/api-context.js';
+import { buildApiApp } from '../src/server/api-app.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
 import { FAST_WORKER, withTimeout } from './helpers/worker-docs.js';
 import { templateDocument, xmlsecSign, type Shape } from './helpers/xmlsec-sign.js';
@@ -221,4 +222,24 @@ describe('the loop: emulator suppliers → import → aceptar / parcial / rechaz
     expect(dec(s.totales.impuesto).toFixed(5)).toBe(dec(detA.totalImpuesto!).plus(dec(detP.totalImpuesto!)).toFixed(5));
     expect(s.porTarifa.length).toBeGreaterThan(1);
   }, 60_000);
+});
+
+describe('POST /api/recibidos…: bad input is a 400 with the field named, never a 500', () => {
+  it('malformed bodies, an unknown clave, a refused file as a result', async () => {
+    const app = buildApiApp(env.ctx, { authenticate: async () => ({ base: 'comprador' }) });
+    const post = (url: string, payload: unknown) => app.inject({ method: 'POST', url, headers: { authorization: 'Bearer x', 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+    const bad = await post('/api/recibidos', { xml: 42 });
+    expect(bad.statusCode).toBe(400);
+    expect(JSON.stringify(bad.json())).toMatch(/xml/);
+    const notXml = await post('/api/recibidos', { documentos: [{ xml: Buffer.from('hola').toString('base64'), nombre: 'hola.txt' }] });
+    expect(notXml.statusCode).toBe(200);
+    expect(notXml.json().data[0]).toMatchObject({ archivo: 'hola.txt', estado: 'invalido' });
+    expect((await post('/api/recibidos/decidir', { clave: '5'.repeat(50), decision: 'aceptar' })).statusCode).toBe(404);
+    const d = await post('/api/recibidos/decidir', { clave: '5'.repeat(50), decision: 'quizas' });
+    expect(d.statusCode).toBe(400);
+    expect(JSON.stringify(d.json())).toMatch(/decision/);
+    expect((await post('/api/recibidos/resumen', { mes: '2026-13' })).statusCode).toBe(400);
+    expect((await post('/api/recibidos/archivo', { clave: 'corta' })).statusCode).toBe(400);
+    await app.close();
+  });
 });
