@@ -94,6 +94,27 @@ describe('import: signatures of other signers, in each real-world shape', () => 
   }
 });
 
+describe('import: a v4.3 document (old systems) is read with the checks that apply', () => {
+  it('signature, signer, clave and receptor checked; XSD and totals not, said as warnings', async () => {
+    const creds = credsOf(cafetal);
+    const v43 = unsigned().unsignedXml.replace(/xml-schemas\/v4\.4\//g, 'xml-schemas/v4.3/');
+    const xml = xmlsecSign(templateDocument(v43, SHAPES['the v4.1-era policy identifier and hash']!, creds), creds);
+    const [r] = await importRecibidos(env.ctx, accountId, [{ name: 'v43.xml', bytes: Buffer.from(xml) }]);
+    expect(r!.hallazgos).toEqual([]);
+    expect(r!.estado).toBe('pendiente');
+    const warnings = r!.avisos.map((a) => `${a.path}: ${a.message}`).join('\n');
+    expect(warnings).toMatch(/^version: v4\.3 document: Hacienda no longer accepts v4\.3/m);
+    expect(warnings).toMatch(/^xsd: v4\.3 document: not validated/m);
+    expect(warnings).toMatch(/^ResumenFactura: v4\.3 document: totals not recomputed/m);
+    // A v4.3 document signed by someone else is still refused.
+    const other = credsOf(banco);
+    const forged = xmlsecSign(templateDocument(v43.replace(/<Detalle>[^<]*/, '<Detalle>Otro detalle'), SHAPES['the v4.1-era policy identifier and hash']!, other), other);
+    const [f] = await importRecibidos(env.ctx, accountId, [{ name: 'v43-otro.xml', bytes: Buffer.from(forged) }]);
+    expect(f!.estado).toBe('invalido');
+    expect(f!.hallazgos.map((h) => h.path)).toContain('ds:Signature/ds:KeyInfo');
+  });
+});
+
 describe('import: refusals, each with its reason, nothing stored as valid', () => {
   const good = () => {
     const creds = credsOf(cafetal);
