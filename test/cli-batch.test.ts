@@ -219,6 +219,15 @@ describe('fecr batch FILE.jsonl / FILE.json', () => {
     expect(res[1]!.errors![0]!.message).toMatch(/^invalid JSON/);
   }, 60_000);
 
+  it('JSONL takes a body of any kind: an ND, FEC, FEE and REP of fixtures/documents to aceptado', async () => {
+    const names = ['14-nd-ajuste-servicios', '17-fec-agricultor', '20-fee-cafe-usd', '23-rep-credito-90-dias'];
+    writeFileSync(join(work, 'kinds.jsonl'), names.map((n, i) => JSON.stringify({ ...fixture(n), numeroReferencia: 321 + i })).join('\n') + '\n');
+    const r = await fecr(['batch', 'kinds.jsonl', '--wait', '--json']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ total: 4, sent: 4, aceptado: 4 });
+    expect(results('kinds.jsonl.results.jsonl').map((x) => x.clave!.slice(29, 31))).toEqual(['02', '08', '09', '10']);
+  }, 60_000);
+
   it('JSON array: element by element; a refused body carries the service findings', async () => {
     const a = { ...fixture('02-fe-bienes-servicios-descuentos'), numeroReferencia: 401 };
     const bad = { ...fixture('01-fe-servicios-13'), numeroReferencia: 402, codigoActividad: '12' };
