@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../src/core/money.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
+import { PassThrough } from 'node:stream';
+import { main } from '../src/cli/program.js';
 import { runCli, tempDir } from './helpers/cli.js';
 import { startWebhookReceiver, waitUntil, type WebhookReceiver } from './helpers/e2e.js';
 import { makeTestIssuer } from './helpers/issuer.js';
@@ -155,6 +157,25 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
     }
     if (mode === 'local') expect(existsSync(join(env.FECR_DATA_DIR!, 'fecr.db'))).toBe(true);
   }, 60_000);
+
+  if (mode === 'local') {
+    it('a folder on a terminal: a progress bar redrawn in place; on a 0-column terminal (unknown width) plain lines', async () => {
+      const onTerminal = async (columns: number) => {
+        const stderr = Object.assign(new PassThrough(), { isTTY: true, columns });
+        let err = '';
+        stderr.on('data', (c: Buffer) => (err += c.toString()));
+        const code = await main(['recibidos', 'import', 'entrada'], { io: { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env, cwd: work, stdoutIsTTY: false, stdinIsTTY: false } });
+        return { code, err };
+      };
+      const wide = await onTerminal(100);
+      expect(wide.code, wide.err).toBe(0);
+      expect(wide.err).toMatch(/\r\[#+\] importing 3\/3/);
+      const zero = await onTerminal(0);
+      expect(zero.code, zero.err).toBe(0);
+      expect(zero.err).not.toContain('\r');
+      expect(zero.err).toContain('importing 3/3\n');
+    });
+  }
 
   if (mode === 'remote') {
     it('the account heard every import and decision, each delivery verified (Standard Webhooks)', async () => {
