@@ -1,5 +1,6 @@
-// The first hour's files and listings (issue 13): `fecr init` (an issuer record and one body per kind, each valid
-// with `fecr validate --issuer` as written, never overwriting without --force), `fecr emisor list` and `show` (the
+// The first hour's files and listings (issue 13): `fecr init` (an issuer record and one body per kind, the nine of
+// v4.4 with issue 15's ND, FEC, FEE and REP, each valid with `fecr validate --issuer` as written and each new one
+// aceptado when sent, never overwriting without --force), `fecr emisor list` and `show` (the
 // record as registered, never a secret: locally, through a remote profile and on the raw API), `fecr send --quiet`
 // (the clave alone), and `fecr serve`'s ready line on stderr: the `fecr config set` command that points a remote
 // profile at it, which run as printed makes a working profile.
@@ -18,7 +19,7 @@ const PIN = 'pin-Xq81z';
 const HACIENDA_PASSWORD = 'hacienda-Secreto-77';
 const ACCOUNT_PASSWORD = 'clave-de-la-cuenta-2026';
 const p12 = createTestP12({ id: '3101123456', type: '02', pin: PIN, name: 'SOFTWARE TICO SOCIEDAD ANONIMA' });
-const FILES = ['issuer.json', 'fe.json', 'fe-exonerada.json', 'nc.json', 'te.json', 'te-extranjero.json'];
+const FILES = ['issuer.json', 'fe.json', 'fe-exonerada.json', 'nc.json', 'te.json', 'te-extranjero.json', 'nd.json', 'fec.json', 'fee.json', 'rep.json'];
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -74,9 +75,9 @@ describe('fecr init', () => {
       kinds.push(String(body.tipoDoc));
       const v = await fecr(['validate', f, '--issuer', 'issuer.json'], work);
       expect(v.code, `${f}: ${v.stdout}${v.stderr}`).toBe(0);
-      expect(v.stdout).toMatch(/^valid (FE|NC|TE) /);
+      expect(v.stdout).toMatch(/^valid (FE|NC|TE|ND|FEC|FEE|REP) /);
     }
-    expect(kinds).toEqual(['1', '1', '3', '4', '4']);
+    expect(kinds).toEqual(['1', '1', '3', '4', '4', '2', '8', '9', '10']);
     // The bodies are the reference fixtures made this issuer's (fixtures stay the reference).
     const fe = JSON.parse(readFileSync(join(work, 'fe.json'), 'utf8')) as Record<string, unknown>;
     const fixture = JSON.parse(readFileSync(new URL(`../fixtures/documents/${TEMPLATE_BODIES[0]!.fixture}.json`, import.meta.url), 'utf8')) as Record<string, unknown>;
@@ -90,7 +91,7 @@ describe('fecr init', () => {
     writeFileSync(join(work, 'fe.json'), '{"mine": true}\n');
     const again = await fecr(['init'], work);
     expect(again.code).toBe(1);
-    expect(again.stderr.trim()).toBe('error: issuer.json, fe.json, fe-exonerada.json, nc.json, te.json, te-extranjero.json exist already: nothing written (fecr init --force overwrites them)');
+    expect(again.stderr.trim()).toBe('error: issuer.json, fe.json, fe-exonerada.json, nc.json, te.json, te-extranjero.json, nd.json, fec.json, fee.json, rep.json exist already: nothing written (fecr init --force overwrites them)');
     expect(readFileSync(join(work, 'fe.json'), 'utf8')).toBe('{"mine": true}\n');
     // One file in the way is enough to write nothing.
     const partial = dir('init-partial');
@@ -167,6 +168,14 @@ describe('local profile: init, register, send --quiet, emisor list/show', () => 
     expect(again.stdout).toBe(`${clave}\n`);
     expect((await fecr(['send', 'fe.json', '--quiet', '--json'])).code).toBe(2);
   });
+
+  it("init's nd.json, fec.json, fee.json and rep.json, sent as written, reach aceptado (each its kind's clave)", async () => {
+    for (const [file, tipo] of [['nd.json', '02'], ['fec.json', '08'], ['fee.json', '09'], ['rep.json', '10']] as const) {
+      const sent = await fecr(['send', file, '--wait', '--quiet']);
+      expect(sent.code, `${file}: ${sent.stdout}${sent.stderr}`).toBe(0);
+      expect(sent.stdout.trim().slice(29, 31)).toBe(tipo);
+    }
+  }, 60_000);
 
   it('emisor list and show: the record as registered, never a secret', async () => {
     const list = await fecr(['emisor', 'list']);

@@ -27,6 +27,10 @@ export const TEMPLATE_BODIES: readonly { file: string; fixture: string; numeroRe
   { file: 'nc.json', fixture: '09-nc-devolucion', numeroReferencia: 1 },
   { file: 'te.json', fixture: '10-te-sin-receptor', numeroReferencia: 1 },
   { file: 'te-extranjero.json', fixture: '11-te-extranjero', numeroReferencia: 2 },
+  { file: 'nd.json', fixture: '14-nd-ajuste-servicios', numeroReferencia: 1 },
+  { file: 'fec.json', fixture: '17-fec-agricultor', numeroReferencia: 1 },
+  { file: 'fee.json', fixture: '20-fee-cafe-usd', numeroReferencia: 1 },
+  { file: 'rep.json', fixture: '23-rep-credito-90-dias', numeroReferencia: 1 },
 ];
 
 export const ISSUER_FILE = 'issuer.json';
