@@ -64,6 +64,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr serve', 'auth server, API, worker and emulator on SQLite in the data dir'],
     ['fecr serve --data-dir ./srv --auth-port 8081 --api-port 8080', 'own data dir and ports'],
     ['fecr serve --env sandbox --database postgres://fecr@db/fecr --role api', 'one API process of a hosted deployment'],
+    ["fecr serve --smtp-url smtps://USER:PASSWORD@smtp.example.com --mail-from 'ACME <facturas@acme.cr>'", 'mail each accepted comprobante to its receptor'],
   ],
   accounts: [
     ['fecr accounts create acme --password-stdin < password.txt', 'an account of the service'],
@@ -83,6 +84,11 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   'accounts set': [
     ['fecr accounts set acme --webhook-url https://example.com/hook', 'a new webhook URL (and its new secret)'],
     ['fecr accounts set acme --webhook-url https://example.com/hook --env production', 'checked as a production service would'],
+  ],
+  'accounts mail': [
+    ['fecr accounts mail acme', "the account's SMTP server and sender (never the password)"],
+    ["fecr accounts mail acme --smtp-url smtps://facturas%40acme.cr:CLAVE@smtp.example.com --from 'ACME <facturas@acme.cr>'", 'its own server, the password sealed'],
+    ['fecr accounts mail acme --clear', "back to the service's default (or the outbox)"],
   ],
   keys: [
     ['fecr keys rotate', 'a new token signing key'],
@@ -157,6 +163,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr send factura.json --wait', 'and wait: exit 0 aceptado, 3 rechazado'],
     ['fecr send factura.json --wait --quiet', 'print only the clave (CLAVE=$(…))'],
     ['fecr send - --wait --strict --timeout 120 < factura.json', 'from stdin, strict, a 2-minute wait'],
+    ['fecr send factura.json --wait --cc contabilidad@cliente.cr', 'also mail the accepted comprobante there'],
   ],
   batch: [
     ['fecr batch facturas.csv', 'results in facturas.csv.results.jsonl'],
@@ -179,6 +186,10 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr documents list', 'the last 100, newest first'],
     ['fecr documents list --state rechazado --since 2026-03-01', 'rejected ones since a date'],
     ['fecr documents list --limit 1000 --json', 'more, as JSON'],
+  ],
+  'documents email': [
+    ['fecr documents email 50624112600310112345600100001010000000042123456789', 'mail an accepted document to its receptor again'],
+    ['fecr documents email 50624112600310112345600100001010000000042123456789 --to contabilidad@cliente.cr', 'to another address'],
   ],
   cabys: [
     ['fecr cabys cafe molido', 'CABYS codes, descriptions and IVA rates'],
