@@ -42,9 +42,6 @@ export interface TransportTimeouts {
   maxConnections?: number;
 }
 
-/** Error codes of nodemailer (and the socket) that mean "try again later". */
-const TEMPORARY_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ETLS', 'EPROTOCOL']);
-
 /** A failed attempt, classified: a reply code decides (4xx temporary, 5xx permanent); without one, network trouble is temporary. */
 export function classifyFailure(e: unknown): Exclude<SendOutcome, { result: 'sent' }> {
   const err = (e ?? {}) as { responseCode?: unknown; response?: unknown; code?: unknown; message?: unknown; errno?: unknown };
@@ -57,8 +54,10 @@ export function classifyFailure(e: unknown): Exclude<SendOutcome, { result: 'sen
   }
   const c = typeof err.code === 'string' ? err.code : undefined;
   const text = c ? `${c}: ${message}` : message;
+  // No reply code: a message nodemailer refuses to send (no recipients, a bad message, AUTH refused without a code)
+  // is final; anything else is the network's (ECONNECTION, ESOCKET, ETIMEDOUT, EDNS, ETLS: refused, reset, timed out) or unknown,
+  // and is tried again while the retry window lasts.
   if (c === 'EENVELOPE' || c === 'EMESSAGE' || c === 'EAUTH') return { result: 'permanent', reply: text };
-  if (c === undefined || TEMPORARY_CODES.has(c) || /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH/.test(message)) return { result: 'temporary', reply: text };
   return { result: 'temporary', reply: text };
 }
 
