@@ -36,7 +36,7 @@ export const ListRecibidosBody = z.object({
   emisor: z.string().regex(/^[A-Za-z0-9]{1,20}$/, 'must be an identificación').optional(),
   limite: z.coerce.number().int().min(1).max(10_000).optional(),
 });
-const ClaveBody = z.object({ clave: z.string('is required').trim().regex(/^[A-Za-z0-9]{50}$/, 'must be the 50-character clave') });
+export const ClaveBody = z.object({ clave: z.string('is required').trim().regex(/^[A-Za-z0-9]{50}$/, 'must be the 50-character clave') });
 export const DecideBody = ClaveBody.extend({
   decision: z.enum(DECISIONS as [string, ...string[]], { error: 'must be aceptar, parcial or rechazar' }),
   detalle: z.string().max(160).optional(),
@@ -44,8 +44,42 @@ export const DecideBody = ClaveBody.extend({
   ivaAcreditable: z.union([z.string(), z.number()]).transform(String).optional(),
   gastoAplicable: z.union([z.string(), z.number()]).transform(String).optional(),
 });
-const SummaryBody = z.object({ mes: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM') });
-const FileBody = ClaveBody.extend({ fileType: z.enum(RECIBIDO_FILES, { error: `must be one of ${RECIBIDO_FILES.join(', ')}` }).default('XML') });
+export const SummaryBody = z.object({ mes: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM') });
+export const RecibidoFileBody = ClaveBody.extend({ fileType: z.enum(RECIBIDO_FILES, { error: `must be one of ${RECIBIDO_FILES.join(', ')}` }).default('XML') });
+
+/** For /openapi.json (src/server/openapi.ts): request bodies (`…Body`) and the `data` of each answer. */
+export const RECIBIDOS_SCHEMAS: Record<string, z.ZodType> = {
+  RecibidosImportBody: ImportBody,
+  RecibidosListBody: ListRecibidosBody,
+  RecibidoClaveBody: ClaveBody,
+  RecibidoDecideBody: DecideBody,
+  RecibidosSummaryBody: SummaryBody,
+  RecibidoFileBody: RecibidoFileBody,
+  RecibidosImportResponse: z.array(z.object({ archivo: z.string(), id: z.number(), clave: z.string().nullable(), estado: z.string(), creado: z.boolean() }).loose()),
+  RecibidosListResponse: z.array(z.object({ clave: z.string().nullable(), estado: z.string() }).loose()),
+  RecibidoDetailResponse: z.object({ clave: z.string().nullable(), estado: z.string(), hallazgos: z.array(z.object({ path: z.string(), message: z.string() })) }).loose(),
+  RecibidoDecisionResponse: z.object({ clave: z.string(), estado: z.string(), mensaje: z.number(), consecutivoReceptor: z.string(), mensajeClave: z.string() }).loose(),
+  RecibidosSummaryResponse: z.object({ mes: z.string(), documentos: z.number(), porTarifa: z.array(z.object({}).loose()), totales: z.object({}).loose() }).loose(),
+  RecibidoFileResponse: z.object({ claveHacienda: z.string(), fileType: z.string(), encodedFile: z.string() }),
+};
+
+const ext = (path: (typeof RECIBIDOS_PATHS)[number], summary: string, request: string, response: string, errors: number[]) => ({
+  path,
+  summary: `${summary} (fecr extension, not in SERVICE-SPEC)`,
+  request,
+  response,
+  errors,
+  extension: true,
+});
+
+export const RECIBIDOS_ENDPOINTS = [
+  ext('/api/recibidos', "Import suppliers' comprobantes (XML in base64): each checked and stored, pendiente or invalido with its findings", 'RecibidosImportBody', 'RecibidosImportResponse', [400, 413]),
+  ext('/api/recibidos/consultar', 'Received comprobantes, newest first', 'RecibidosListBody', 'RecibidosListResponse', [400]),
+  ext('/api/recibidos/detalle', 'One received comprobante: checks, IVA by tarifa, our answer', 'RecibidoClaveBody', 'RecibidoDetailResponse', [400, 404]),
+  ext('/api/recibidos/decidir', 'Answer a received comprobante with a MensajeReceptor (aceptar, parcial, rechazar)', 'RecibidoDecideBody', 'RecibidoDecisionResponse', [400, 404]),
+  ext('/api/recibidos/resumen', "A month's IVA acreditable and gasto aplicable by tarifa", 'RecibidosSummaryBody', 'RecibidosSummaryResponse', [400]),
+  ext('/api/recibidos/archivo', "A received comprobante's XML, its MensajeHacienda, our MensajeReceptor or Hacienda's answer to it", 'RecibidoFileBody', 'RecibidoFileResponse', [400, 404]),
+];
 
 export function registerRecibidosEndpoints(app: FastifyInstance, ctx: ServiceContext, account: (req: FastifyRequest) => number): void {
   app.post('/api/recibidos', async (req) => {
@@ -95,7 +129,7 @@ export function registerRecibidosEndpoints(app: FastifyInstance, ctx: ServiceCon
   });
 
   app.post('/api/recibidos/archivo', async (req) => {
-    const b = valid(FileBody, req.body ?? {});
+    const b = valid(RecibidoFileBody, req.body ?? {});
     const bytes = await run(() => recibidoFile(ctx, account(req), b.clave, b.fileType));
     if (!bytes) throw new HttpError(404, ERROR_CODES.notFound, MESSAGES.fileNotFound);
     return { status: 'success', data: { claveHacienda: b.clave, fileType: b.fileType, encodedFile: bytes.toString('base64') } };

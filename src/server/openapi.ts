@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { DocumentStatus, IssuerDetails } from '../client/backend.js';
 import { DocumentBody, IssuerRecord, RepLineaInput } from '../core/input/schema.js';
 import { EmailBody, IssuersBody, ListBody, STATES, StatusBody, WebhookBody } from './api-extra.js';
+import { RECIBIDOS_ENDPOINTS, RECIBIDOS_SCHEMAS } from './api-recibidos.js';
 import {
   CabysBody,
   CabysEntrySchema,
@@ -104,6 +105,8 @@ const ENDPOINTS: Endpoint[] = [
     errors: [400, 404],
     extension: true,
   },
+  // The buyer's side (src/server/api-recibidos.ts).
+  ...RECIBIDOS_ENDPOINTS,
 ];
 
 /** What /api/consultar/emisores returns per issuer (src/client/backend.ts IssuerDetails): no secret field exists. */
@@ -233,6 +236,7 @@ function build(version: string): JsonSchema {
     IssuerListResponse: schema(dataResponse(z.array(IssuerDetailsSchema)), 'output'),
     EmailBody: schema(EmailBody, 'input'),
     MailStatusResponse: schema(dataResponse(MailStatusSchema), 'output'),
+    ...Object.fromEntries(Object.entries(RECIBIDOS_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, k.endsWith('Body') ? schema(v, 'input') : schema(dataResponse(v), 'output')])),
   };
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
   const paths: Record<string, unknown> = {};
