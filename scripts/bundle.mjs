@@ -15,7 +15,8 @@
  *   link one by one); the EXTERNAL ones below stay in node_modules, each for the reason given. One copy of each
  *   module, hence of each error class, exists at run time.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -73,8 +74,14 @@ function entryPoints() {
   return entries;
 }
 
-/** Files of an earlier build that are not part of this one are left this long (a running fecr may still load them). */
+/**
+ * Files of an earlier build that are not part of this one are left this long after the last build that had them (a
+ * fecr started before this build may still import them).
+ */
 const STALE_AFTER_MS = 10 * 60_000;
+
+/** Bundled CommonJS packages require Node's built-in modules: an ES module has no `require` of its own. */
+const ESM_BANNER = "import{createRequire as __fecrCreateRequire}from'node:module';const require=__fecrCreateRequire(import.meta.url);";
 
 export async function build() {
   const result = await esbuild.build({
@@ -94,33 +101,157 @@ export async function build() {
     minifySyntax: true,
     legalComments: 'none',
     define: { FECR_BUNDLE: 'true' },
-    // Bundled CommonJS packages require Node's built-in modules: an ES module has no `require` of its own.
-    banner: { js: "import{createRequire as __fecrCreateRequire}from'node:module';const require=__fecrCreateRequire(import.meta.url);" },
+    banner: { js: ESM_BANNER },
     plugins: [lazyChildProcess],
     metafile: true,
     write: false,
     logLevel: 'warning',
   });
+  const { files, meta } = await commonJsStart(result);
   mkdirSync(dist, { recursive: true });
   const written = new Set();
   let changed = 0;
   // Chunks before entries, each file replaced in one rename: a fecr started meanwhile loads one build or the other.
-  const files = [...result.outputFiles].sort((a, b) => Number(isEntry(a.path)) - Number(isEntry(b.path)));
+  files.sort((a, b) => Number(isEntry(a.path)) - Number(isEntry(b.path)));
   for (const file of files) {
     written.add(file.path);
-    if (existsSync(file.path) && readFileSync(file.path).equals(file.contents)) continue;
-    const tmp = `${file.path}.${process.pid}.tmp`;
-    writeFileSync(tmp, file.contents);
-    renameSync(tmp, file.path);
-    changed++;
+    if (writeIfChanged(file.path, file.contents)) changed++;
   }
+  const cache = `${START}.cache`;
+  written.add(cache);
+  if (writeIfChanged(cache, codeCache())) changed++;
   removeStale(written);
-  writeFileSync(path.join(dist, 'meta.json'), JSON.stringify(result.metafile));
+  writeFileSync(path.join(dist, 'meta.json'), meta);
   return { files: written.size, changed };
 }
 
+/** Writes a file in one rename, unless it holds these bytes already; true when written. */
+function writeIfChanged(file, contents) {
+  if (existsSync(file) && readFileSync(file).equals(contents)) {
+    // Unchanged, but part of this build: its time says so (removeStale).
+    utimesSync(file, new Date(), new Date());
+    return false;
+  }
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, contents);
+  renameSync(tmp, file);
+  return true;
+}
+
 function isEntry(file) {
-  return !/-[A-Z0-9]{8}\.js$/.test(file);
+  return !/-[A-Z0-9]{8}\.c?js$/.test(file);
+}
+
+/** The start of the CLI: the command tree, commander and what they import (CommonJS, with a code cache). */
+const START = path.join(dist, 'cli.cjs');
+
+/**
+ * What every `fecr` runs before its command: dist/fecr.js and the chunks it imports statically (the command tree,
+ * commander, the CLI's errors and IO). They become CommonJS (dist/cli.cjs and chunk-*.cjs), so that a help, a
+ * usage error or --version never start Node's ES module loader (≈ 6 ms), and bin/fecr.js loads dist/cli.cjs through
+ * dist/fecr.cjs with V8's code cache of a `fecr --help` run (codeCache below; ≈ 10 ms). The commands' chunks stay
+ * ES modules: they import the same .cjs files (Node shares the instance with require), so every module, and every
+ * error class, still exists once. Returns the output files and the metafile with the new names.
+ */
+async function commonJsStart(result) {
+  const meta = result.metafile;
+  const start = new Set();
+  const walk = (f) => {
+    if (start.has(f)) return;
+    start.add(f);
+    for (const i of meta.outputs[f].imports) if (i.kind === 'import-statement' && !i.external) walk(i.path);
+  };
+  walk('dist/fecr.js');
+  const renamed = new Map([...start].map((f) => [path.basename(f), f === 'dist/fecr.js' ? path.basename(START) : path.basename(f).replace(/\.js$/, '.cjs')]));
+  const relink = (text) => text.replace(/"\.\/([\w-]+\.js)"/g, (m, name) => (renamed.has(name) ? `"./${renamed.get(name)}"` : m));
+  const files = await Promise.all(
+    result.outputFiles.map(async (file) => {
+      const name = path.basename(file.path);
+      let text = file.text;
+      if (renamed.has(name)) {
+        if (!text.startsWith(ESM_BANNER)) throw new Error(`${name}: no banner to remove`);
+        const cjs = await esbuild.transform(text.slice(ESM_BANNER.length), {
+          format: 'cjs',
+          platform: 'node',
+          target: 'node20',
+          minifyWhitespace: true,
+          define: { 'import.meta.url': '__fecrModuleUrl' },
+          banner: "'use strict';const __fecrModuleUrl=require('node:url').pathToFileURL(__filename).href;",
+        });
+        text = cjs.code;
+        // dist/cli.cjs is the function the loader compiles (a string of its own: no copy at every start).
+        if (name === 'fecr.js') text = `${WRAPPER}${viaLoaderImport(text)}\n})`;
+      }
+      return { path: path.join(dist, renamed.get(name) ?? name), contents: Buffer.from(relink(text)) };
+    }),
+  );
+  let metaText = JSON.stringify(meta);
+  for (const [from, to] of renamed) metaText = metaText.replaceAll(`"dist/${from}"`, `"dist/${to}"`);
+  files.push({ path: path.join(dist, 'fecr.cjs'), contents: Buffer.from(LOADER) });
+  return { files, meta: metaText };
+}
+
+/**
+ * Code compiled by vm.Script cannot import() on Node 20 (not without --experimental-vm-modules): dist/cli.cjs
+ * loads the commands' chunks with `__fecrImport("./chunk.js")`, which the loader's own import() serves.
+ */
+function viaLoaderImport(text) {
+  const out = text.replace(/\bimport\(("\.\/[\w-]+\.c?js")\)/g, '__fecrImport($1)');
+  if (/\bimport\(/.test(out)) throw new Error('dist/cli.cjs imports something other than a chunk of its own: see viaLoaderImport');
+  return out;
+}
+
+/** What dist/cli.cjs is: a CommonJS module's function (exports, require, module, __filename, __dirname) and __fecrImport. */
+const WRAPPER = '(function (exports, require, module, __filename, __dirname, __fecrImport) {';
+
+/** Compiles dist/cli.cjs (its function, as Node compiles a CommonJS module), with `cachedData` if given. */
+const COMPILE = `
+const { readFileSync } = require('node:fs');
+const Module = require('node:module');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+const vm = require('node:vm');
+function compile(file, cachedData) {
+  const script = new vm.Script(readFileSync(file, 'utf8'), { filename: file, cachedData });
+  const cli = new Module(file, module);
+  cli.filename = file;
+  cli.paths = Module._nodeModulePaths(path.dirname(file));
+  const importChunk = (specifier) => import(new URL(specifier, pathToFileURL(file)).href);
+  script.runInThisContext().call(cli.exports, cli.exports, Module.createRequire(file), cli, file, path.dirname(file), importChunk);
+  return { script, exports: cli.exports };
+}`;
+
+/**
+ * dist/fecr.cjs, what bin/fecr.js requires: dist/cli.cjs compiled with the code cache the build made
+ * (dist/cli.cjs.cache). V8 refuses a cache made by another Node version or for another source; the code then
+ * compiles as usual.
+ */
+const LOADER = `'use strict';
+// Generated by scripts/bundle.mjs: dist/cli.cjs with V8's code cache dist/cli.cjs.cache.
+${COMPILE.trim()}
+const file = path.join(__dirname, 'cli.cjs');
+let cachedData;
+try {
+  cachedData = readFileSync(file + '.cache');
+} catch {}
+module.exports = compile(file, cachedData).exports;
+`;
+
+/**
+ * V8's code cache of dist/cli.cjs after a `fecr --help` (the functions every start runs are compiled by then),
+ * made by a Node process of this Node version.
+ */
+function codeCache() {
+  const script = `${COMPILE}
+    const { script, exports } = compile(${JSON.stringify(START)});
+    const sink = { write: () => true };
+    exports.main(['--help'], { io: { stdin: process.stdin, stdout: sink, stderr: sink, env: {}, cwd: '/', stdoutIsTTY: false, stdinIsTTY: false } }).then((code) => {
+      if (code !== 0) throw new Error('fecr --help: exit ' + code);
+      process.stdout.write(script.createCachedData().toString('base64'));
+    });`;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+  if (r.status !== 0) throw new Error(`the code cache of dist/cli.cjs: ${r.stderr}`);
+  return Buffer.from(r.stdout, 'base64');
 }
 
 /** Earlier builds: the tsc tree (folders) goes; files of another build go once they are STALE_AFTER_MS old. */
@@ -129,7 +260,8 @@ function removeStale(written) {
   for (const name of readdirSync(dist)) {
     const p = path.join(dist, name);
     if (written.has(p) || name === 'meta.json') continue;
-    const st = statSync(p);
+    const st = statSync(p, { throwIfNoEntry: false }); // a concurrent build may have removed it
+    if (!st) continue;
     if (st.isDirectory()) rmSync(p, { recursive: true, force: true });
     else if (now - st.mtimeMs > STALE_AFTER_MS || name.endsWith('.map')) rmSync(p, { force: true });
   }

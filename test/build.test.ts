@@ -1,5 +1,6 @@
 // What `npm run build` makes (scripts/bundle.mjs; the vitest globalSetup test/helpers/global-build.ts builds it
-// once per run): one ES module bundle of the CLI in dist/, with a chunk per command's code, that bin/fecr.js runs.
+// once per run): one bundle of the CLI in dist/, a chunk per command's code, that bin/fecr.js runs. Its start (the
+// command tree, commander) is CommonJS with a code cache (dist/fecr.cjs → dist/cli.cjs); the rest ES modules.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,8 +46,8 @@ function staticClosure(m: Meta, start: string): { files: string[]; external: str
 }
 
 describe('the CLI bundle', () => {
-  it('bin/fecr.js runs dist/fecr.js, whose command tree is the one of the sources', () => {
-    expect(existsSync(join(dist, 'fecr.js'))).toBe(true);
+  it('bin/fecr.js runs the bundle, whose command tree is the one of the sources', () => {
+    for (const f of ['fecr.cjs', 'cli.cjs', 'cli.cjs.cache']) expect(existsSync(join(dist, f)), f).toBe(true);
     const out: string[] = [];
     const ctx = { io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: () => true }, env: {}, cwd: root }, debug: false, now: () => new Date(), randomBytes: () => new Uint8Array(), backend: profileBackend } as unknown as Ctx;
     const names = (cmd: ReturnType<typeof buildProgram>, prefix = ''): string[] =>
@@ -116,7 +117,9 @@ describe('the CLI bundle', () => {
 
   it("`fecr --help` loads the command tree and commander only: no package of node_modules, no command's code", () => {
     const m = meta();
-    const { files, external } = staticClosure(m, 'dist/fecr.js');
+    const { files, external } = staticClosure(m, 'dist/cli.cjs');
+    // The start is CommonJS: no ES module loader for a help.
+    expect(files.every((f) => f.endsWith('.cjs')), files.join(' ')).toBe(true);
     expect(external.filter((e) => !e.startsWith('node:'))).toEqual([]);
     const inputs = files.flatMap((f) => Object.keys(m.outputs[f]!.inputs));
     expect(inputs).toContain('src/cli/program.ts');
@@ -126,16 +129,24 @@ describe('the CLI bundle', () => {
     expect(inputs.filter((i) => /^src\/commands\/[^/]+\/(?!index\.ts$)/.test(i))).toEqual([]);
     const bytes = files.reduce((n, f) => n + m.outputs[f]!.bytes, 0);
     expect(bytes).toBeLessThan(160_000);
-    // Node's modules: commander's node:child_process (for executable subcommands, which fecr has none of) is not
-    // loaded by a help.
+    // Node's own modules a help loads: not the ES module loader, not commander's node:child_process (for executable
+    // subcommands, which fecr has none of), not node:fs/promises; and V8 takes the build's code cache.
     const probe = [
-      `const cli = await import(${JSON.stringify(join(dist, 'fecr.js'))});`,
+      `const cli = require(${JSON.stringify(join(dist, 'fecr.cjs'))});`,
       'const sink = { write: () => true };',
-      "const code = await cli.main(['--help'], { io: { stdin: process.stdin, stdout: sink, stderr: sink, env: {}, cwd: '/', stdoutIsTTY: false, stdinIsTTY: false } });",
-      "console.log(JSON.stringify({ code, childProcess: process.moduleLoadList.includes('NativeModule child_process') }));",
+      "cli.main(['--help'], { io: { stdin: process.stdin, stdout: sink, stderr: sink, env: {}, cwd: '/', stdoutIsTTY: false, stdinIsTTY: false } }).then((code) => {",
+      "  const loaded = (m) => process.moduleLoadList.includes(`NativeModule ${m}`);",
+      "  console.log(JSON.stringify({ code, esm: loaded('internal/modules/esm/module_job'), childProcess: loaded('child_process'), fsPromises: loaded('internal/fs/promises') }));",
+      '});',
     ].join('\n');
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' });
-    expect(JSON.parse(r.stdout), r.stderr).toEqual({ code: 0, childProcess: false });
+    const r = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8' });
+    expect(JSON.parse(r.stdout), r.stderr).toEqual({ code: 0, esm: false, childProcess: false, fsPromises: false });
+    const cached = spawnSync(
+      process.execPath,
+      ['-e', `${readFileSync(join(dist, 'fecr.cjs'), 'utf8').split('\nconst file =')[0]}\nconst f = ${JSON.stringify(join(dist, 'cli.cjs'))}; console.log(compile(f, readFileSync(f + '.cache')).script.cachedDataRejected);`],
+      { encoding: 'utf8' },
+    );
+    expect(cached.stdout, cached.stderr).toBe('false\n');
   });
 
   it('every worker module is an entry of its own, next to the chunks that start it', () => {
@@ -167,7 +178,7 @@ describe('the CLI bundle', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fecr-unbuilt-'));
     try {
       mkdirSync(join(dir, 'bin'));
-      copyFileSync(join(root, 'bin/fecr.js'), join(dir, 'bin/fecr.js'));
+      for (const f of ['bin/fecr.js', 'bin/package.json']) copyFileSync(join(root, f), join(dir, f));
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
       const r = fecr(['--help'], {}, join(dir, 'bin/fecr.js'));
       expect(r.status).toBe(1);

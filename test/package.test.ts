@@ -1,4 +1,4 @@
-// What `npm pack` ships (issue 13): the bin and the bundle it loads (dist/*.js, built by the vitest globalSetup;
+// What `npm pack` ships (issue 13): the bin and the bundle it loads (dist/, built by the vitest globalSetup;
 // nothing else of dist/), the docs the CLI's messages cite (docs/batch-csv.md), the fixtures `fecr demo` and
 // `fecr init` read, the XSDs, and the MIT LICENSE package.json names. Lifecycle scripts are skipped.
 import { spawnSync } from 'node:child_process';
@@ -20,14 +20,14 @@ describe('the npm package', () => {
     const r = spawnSync('npm', ['pack', '--dry-run', '--ignore-scripts', '--json'], { cwd: root, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     const files = new Set((JSON.parse(r.stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path));
-    for (const f of ['bin/fecr.js', 'dist/fecr.js', 'dist/thread-worker.js', 'dist/validate-worker.js', 'README.md', 'LICENSE', 'docs/batch-csv.md', 'fixtures/documents/01-fe-servicios-13.json', 'fixtures/batch/example.csv', 'schemas/xsd/2026/v4.4/FacturaElectronica_V4.4.xsd']) {
+    for (const f of ['bin/fecr.js', 'bin/package.json', 'dist/fecr.cjs', 'dist/cli.cjs', 'dist/cli.cjs.cache', 'dist/thread-worker.js', 'dist/validate-worker.js', 'README.md', 'LICENSE', 'docs/batch-csv.md', 'fixtures/documents/01-fe-servicios-13.json', 'fixtures/batch/example.csv', 'schemas/xsd/2026/v4.4/FacturaElectronica_V4.4.xsd']) {
       expect(files.has(f), f).toBe(true);
     }
-    // Every chunk dist/fecr.js may load (dist/meta.json, the build's record, lists them; it is not shipped itself).
+    // Every file of the build (dist/meta.json, the build's record, lists them; it is not shipped itself).
     const meta = JSON.parse(readFileSync(join(root, 'dist/meta.json'), 'utf8')) as { outputs: Record<string, unknown> };
     for (const f of Object.keys(meta.outputs)) expect(files.has(f), f).toBe(true);
     // Only the bundle of dist/, and no sources or build configuration.
-    expect([...files].filter((f) => /^dist\/.*(?<!\.js)$|^(src|test|scripts)\/|tsconfig/.test(f))).toEqual([]);
+    expect([...files].filter((f) => /^dist\/.*(?<!\.c?js|\.cache)$|^(src|test|scripts)\/|tsconfig/.test(f))).toEqual([]);
     // Every docs/… file a message or comment of the sources points at is in the package.
     const cited = new Set(sourceFiles(join(root, 'src')).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/docs\/[a-z0-9-]+\.md/g)].map((m) => m[0])));
     expect(cited.size).toBeGreaterThan(0);

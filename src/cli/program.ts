@@ -118,18 +118,11 @@ export function buildProgram(ctx: Ctx): Command {
       }
       target.outputHelp();
     });
-  for (const cmd of [program, ...allCommands(program)]) {
-    cmd.exitOverride().configureOutput(program.configureOutput());
-    // Every command's help ends with its examples (src/cli/examples.ts; test/cli-help.test.ts checks them all),
-    // formatted only when a help is shown.
-    const path = commandPath(cmd);
-    cmd.addHelpText('after', () => examplesHelp(path) ?? '');
-  }
+  // Every command's help ends with its examples (src/cli/examples.ts; test/cli-help.test.ts checks them all),
+  // formatted only when a help is shown: one hook for the whole tree. (The output and exit settings above reach
+  // every subcommand too: commander copies them into each command `.command()` creates.)
+  program.addHelpText('afterAll', ({ command }) => examplesHelp(commandPath(command)) ?? '');
   return program;
-}
-
-function allCommands(cmd: Command): Command[] {
-  return cmd.commands.flatMap((c) => [c, ...allCommands(c)]);
 }
 
 /** "emisor register" for `fecr emisor register`, "" for fecr itself. */
