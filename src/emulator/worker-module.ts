@@ -1,6 +1,7 @@
 /**
- * Where a worker thread's module is: the compiled .js next to the caller, or the .ts source when running from
- * src/ (tsx, vitest), in which case the thread needs tsx's loader too.
+ * Where a worker thread's module is: in the build, dist/<name>.js next to the caller's chunk (every
+ * src/**\/*-worker.ts is an entry of scripts/bundle.mjs); from src/ (tsx, vitest) the .ts source next to the
+ * caller, in which case the thread needs tsx's loader too.
  */
 export function workerModule(name: string, callerUrl: string): { filename: string; execArgv?: string[] } {
   if (callerUrl.endsWith('.ts')) {
