@@ -1,5 +1,6 @@
 /**
- * The PDF's fonts (DejaVu Sans, for ₡), parsed once per process instead of once per PDF.
+ * The PDF's fonts (DejaVu Sans, for ₡), parsed once per process instead of once per PDF, and what pdfkit would
+ * otherwise redo for every PDF.
  *
  * pdfkit parses a registered TrueType font (fontkit.create, ~100 ms for DejaVu Sans) the first time each document
  * uses it, and a PDF is rendered for every download and every receptor mail (1 000 mails: 100 s of font parsing).
@@ -9,6 +10,15 @@
  * put where pdfkit's `font(name)` looks first (`_fontFamilies[name]`). The bytes produced are the same as with a fresh
  * parse (test/pdf-fonts.test.ts). Relies on pdfkit 0.17 internals: if they are not there, fonts are registered the
  * plain way.
+ *
+ * Two more per-PDF costs go the same way (bench/email.ts, docs/benchmarks.md), with the same bytes out:
+ *  - pdfkit opens Helvetica for every new document (reading and parsing its .afm metrics, ≈ 3 ms) though our PDFs
+ *    never use it: documents are created with `PDF_DOCUMENT_FONT` (no default font), and `registerFonts` counts the
+ *    font id Helvetica would have taken, so DejaVu Sans is still F2 and F3 as before;
+ *  - the text layout (fontkit shaping of each word, ≈ 40 % of a PDF): pdfkit caches it per font object, i.e. per
+ *    document; the shared fonts share that cache too (a word shapes the same in every document: glyph ids and
+ *    advances come from the same fontkit font; pdfkit copies what it changes). It is started afresh every
+ *    `LAYOUT_CACHE_DOCUMENTS` documents so that a long-running service does not keep every word it ever printed.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -20,10 +30,23 @@ type FontName = 'body' | 'bold';
 interface PdfkitInternals {
   registerFont(name: string, src: Buffer): unknown;
   font(name: string): unknown;
-  _font?: { constructor: new (doc: unknown, font: unknown, id: string) => unknown; font?: unknown };
+  _font?: ({ constructor: new (doc: unknown, font: unknown, id: string) => unknown; font?: unknown } & LayoutCached) | null;
   _fontFamilies?: Record<string, unknown>;
   _fontCount?: number;
 }
+
+interface LayoutCached {
+  layoutCache?: Record<string, unknown>;
+}
+
+/** The PDFDocument option that opens no default font (pdfkit's default, Helvetica, is never used by our PDFs). */
+export const PDF_DOCUMENT_FONT = { font: null as unknown as string };
+
+/** Documents that share one layout cache before it is started afresh. */
+export const LAYOUT_CACHE_DOCUMENTS = 200;
+/** Per font, pdfkit's layout cache (text → its shaped run), shared by the documents since the last fresh start. */
+let layoutCaches: Partial<Record<FontName, Record<string, unknown>>> = {};
+let layoutCacheUses = 0;
 
 let bytes: Record<FontName, Buffer> | undefined;
 /** The first document's parsed fonts, in the order it opened them (pdfkit numbers fonts F2, F3… in that order). */
@@ -41,10 +64,19 @@ export function registerFonts(doc: object): void {
   const pdf = doc as PdfkitInternals;
   const b = fontBytes();
   for (const name of ['body', 'bold'] as const) pdf.registerFont(name, b[name]);
+  // Created without Helvetica (PDF_DOCUMENT_FONT): its id F1 stays taken, as when pdfkit opened it.
+  if (pdf._font === null && pdf._fontCount === 0) pdf._fontCount = 1;
   if (parsed.size !== 2 || !pdf._fontFamilies || typeof pdf._fontCount !== 'number') return;
+  if (++layoutCacheUses > LAYOUT_CACHE_DOCUMENTS) {
+    layoutCaches = {};
+    layoutCacheUses = 1;
+  }
   // In the first document's order, so that every PDF numbers its fonts alike (same bytes as a fresh parse).
   for (const [name, shared] of [...parsed].sort((x, y) => x[1].id - y[1].id)) {
-    pdf._fontFamilies[name] = new shared.EmbeddedFont(pdf, shared.font, `F${++pdf._fontCount}`);
+    const font = new shared.EmbeddedFont(pdf, shared.font, `F${++pdf._fontCount}`) as LayoutCached;
+    // One cache per font (keyed by the text alone); none when the document turned pdfkit's cache off.
+    if (font.layoutCache) font.layoutCache = layoutCaches[name] ??= Object.create(null) as Record<string, unknown>;
+    pdf._fontFamilies[name] = font;
   }
 }
 

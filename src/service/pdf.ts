@@ -14,7 +14,7 @@ import { CONDICIONES_VENTA, CONDICIONES_VENTA_REP, MEDIOS_PAGO, TIPOS_DOC_REFERE
 import { dec } from '../core/money.js';
 import { parseComprobanteXml } from '../core/xml/parse-comprobante.js';
 import { parseXmlRoot } from '../core/xml/raw-document.js';
-import { keepParsedFonts, registerFonts } from './pdf-fonts.js';
+import { keepParsedFonts, PDF_DOCUMENT_FONT, registerFonts } from './pdf-fonts.js';
 import type { DocumentRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import {
@@ -65,6 +65,7 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
       CreationDate: new Date(Number(row.decided_at ?? row.created_at ?? Date.parse(doc.fechaEmision))),
     },
     compress: true,
+    ...PDF_DOCUMENT_FONT,
   });
   // DejaVu Sans, parsed once per process (pdf-fonts.ts).
   registerFonts(pdf);
