@@ -191,6 +191,37 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr documents email 50624112600310112345600100001010000000042123456789', 'mail an accepted document to its receptor again'],
     ['fecr documents email 50624112600310112345600100001010000000042123456789 --to contabilidad@cliente.cr', 'to another address'],
   ],
+  recibidos: [
+    ['fecr recibidos import facturas/', "check and keep a folder of suppliers' XML"],
+    ['fecr recibidos list --estado pendiente', 'the ones still to answer'],
+  ],
+  'recibidos import': [
+    ['fecr recibidos import factura-proveedor.xml', 'one file: its checks, then kept (or refused with its reasons)'],
+    ['fecr recibidos import facturas/ --json', 'a folder, the results as JSON'],
+    ['fecr recibidos import - < factura.xml', 'from stdin'],
+  ],
+  'recibidos list': [
+    ['fecr recibidos list', 'every received document, newest first'],
+    ['fecr recibidos list --estado pendiente --desde 2026-11-01', 'not answered yet, issued since a date'],
+    ['fecr recibidos list --emisor 3101654321 --json', "one supplier's, as JSON"],
+  ],
+  'recibidos show': [
+    ['fecr recibidos show 50624112600310165432100100001010000000042123456789', 'its checks, totals, IVA by tarifa and our answer'],
+  ],
+  'recibidos aceptar': [
+    ['fecr recibidos aceptar 50624112600310165432100100001010000000042123456789', 'accept it, all the IVA creditable'],
+    ["fecr recibidos aceptar 50624112600310165432100100001010000000042123456789 --condicion-impuesto 03 --gasto-aplicable 0", 'accept it as a capital good'],
+  ],
+  'recibidos parcial': [
+    ["fecr recibidos parcial 50624112600310165432100100001010000000042123456789 --iva-acreditable 650 --detalle 'Una linea no recibida'", 'accept part of it'],
+  ],
+  'recibidos rechazar': [
+    ["fecr recibidos rechazar 50624112600310165432100100001010000000042123456789 --detalle 'Mercaderia no recibida'", 'reject it, with the reason'],
+  ],
+  'recibidos resumen': [
+    ['fecr recibidos resumen 2026-11', 'IVA acreditable and gasto aplicable by tarifa for the month'],
+    ['fecr recibidos resumen 2026-11 --json', 'as JSON'],
+  ],
   cabys: [
     ['fecr cabys cafe molido', 'CABYS codes, descriptions and IVA rates'],
     ['fecr cabys servicios de consultoria --json', 'as JSON'],
