@@ -347,7 +347,7 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
       expect(r.stderr.trim()).toBe(`error: no document with clave ${unknown}`);
       const t = await fecr(['download', claves.get('FE')!, '--type', 'zip']);
       expect(t.code).toBe(2);
-      expect(t.stderr).toContain('--type must be xml, pdf or respuesta');
+      expect(t.stderr).toContain('--type must be xml, pdf, respuesta, mensaje-receptor or respuesta-receptor');
     });
   });
 
