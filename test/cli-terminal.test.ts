@@ -189,7 +189,7 @@ describe.skipIf(!hasScript)('a pty that reports 0 columns (script started withou
     const r = await underPty(h, fecrCmd(['demo']));
     expectFinished(r);
     expectPlainLines(r);
-    expect(r.out).toMatch(/wrote 15 files/);
+    expect(r.out).toMatch(/wrote 27 files/);
   }, 60_000);
 });
 
