@@ -16,7 +16,6 @@ import type { Job } from '../../store/schema.js';
 import { completeJob, rescheduleJob } from '../../store/jobs.js';
 import type { ServiceContext } from '../context.js';
 import { mailRouteFor } from '../mail-settings.js';
-import { renderPdf } from '../pdf.js';
 import { AbortedError, backoff, errText } from './job.js';
 import { composeMail } from './email-message.js';
 import { MailTransports, type SendOutcome, type TransportTimeouts } from './email-transport.js';
@@ -133,6 +132,8 @@ export class EmailSender {
     const issuerName = record.nombre ?? record.nombreComercial ?? doc.emisor_numero ?? 'el emisor';
     const fromAddress = route.fromAddress ?? record.correoElectronico;
     if (!fromAddress) return { result: 'permanent', reply: 'no From address: set one for the account or the service' };
+    // pdfkit, its fonts and qrcode load with the first mail: a worker that only sends and polls never pays for them.
+    const { renderPdf } = await import('../pdf.js');
     const pdf = await renderPdf(ctx, doc);
     const mail = composeMail({
       doc: { ...doc, response_xml: doc.response_xml ?? '' },
