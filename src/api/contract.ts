@@ -64,3 +64,41 @@ export interface TaxpayerSummary {
   /** …and standing in Hacienda's registry (estado "Inscrito", …; moroso and omiso "SI" or "NO"). */
   situacion?: { estado: string; moroso: string; omiso: string; administracionTributaria: string };
 }
+
+/** Where a document stands: ours before Hacienda answers, then Hacienda's verdict. */
+/** The document's state as the client API reports it (src/core/lifecycle.ts). */
+export type DocumentEstado = import('../core/lifecycle.js').DocumentState;
+
+export interface DocumentStatus {
+  clave: string;
+  estado: DocumentEstado;
+  /** MensajeHacienda Mensaje: 1 aceptado, 2 parcial, 3 rechazado (once decided). */
+  mensaje: number | null;
+  detalleMensaje: string | null;
+  kind: string;
+  numeroConsecutivo: string;
+  fechaEmision: string;
+  totalComprobante: string;
+  moneda: string;
+  receptorNombre: string | null;
+  /** ISO 8601 instants. */
+  createdAt: string;
+  decidedAt: string | null;
+  /** The latest mail of the comprobante to its receptor (null: none; absent: a service that does not say). */
+  correo?: MailStatus | null;
+}
+
+/** A mail as `fecr status`, `fecr documents list` and the API show it. */
+export interface MailStatus {
+  estado: 'pendiente' | 'enviado' | 'fallido';
+  destinatarios: string[];
+  /** aceptado: the automatic mail; reenvio: asked again. */
+  motivo: 'aceptado' | 'reenvio';
+  intentos: number;
+  /** The last SMTP reply (or connection error, or the outbox file). */
+  ultimaRespuesta: string | null;
+  messageId: string;
+  /** ISO 8601 instants. */
+  creadoAt: string;
+  enviadoAt: string | null;
+}

@@ -8,32 +8,13 @@ import type { Finding } from '../core/model.js';
 
 export type FileType = 'XML' | 'PDF' | 'RESPUESTA';
 
-/** Where a document stands: ours before Hacienda answers, then Hacienda's verdict. */
-/** The document's state as the client API reports it (src/core/lifecycle.ts). */
-export type DocumentEstado = import('../core/lifecycle.js').DocumentState;
-
-export interface DocumentStatus {
-  clave: string;
-  estado: DocumentEstado;
-  /** MensajeHacienda Mensaje: 1 aceptado, 2 parcial, 3 rechazado (once decided). */
-  mensaje: number | null;
-  detalleMensaje: string | null;
-  kind: string;
-  numeroConsecutivo: string;
-  fechaEmision: string;
-  totalComprobante: string;
-  moneda: string;
-  receptorNombre: string | null;
-  /** ISO 8601 instants. */
-  createdAt: string;
-  decidedAt: string | null;
-  /** The latest mail of the comprobante to its receptor (null: none; absent: a service that does not say). */
-  correo?: MailStatus | null;
-}
+/** Where a document stands (the client API's shape, src/api/contract.ts). */
+export type { DocumentEstado, DocumentStatus } from '../api/contract.js';
+import type { DocumentEstado, DocumentStatus } from '../api/contract.js';
 
 /** A mail of an accepted comprobante to its receptor: estado pendiente (being sent or waiting for a retry), enviado, fallido. */
-export type { MailStatus } from '../service/delivery/email.js';
-import type { MailStatus } from '../service/delivery/email.js';
+export type { MailStatus } from '../api/contract.js';
+import type { MailStatus } from '../api/contract.js';
 
 export interface DocumentQuery {
   estado?: DocumentEstado;

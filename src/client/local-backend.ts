@@ -27,7 +27,7 @@ import {
   type MailStatus,
   type TaxpayerSummary,
 } from './backend.js';
-import { documentStatusFromRow } from './document-status.js';
+import { documentStatusFromRow } from '../service/document-status.js';
 import { LocalRecibidos } from './recibidos-local.js';
 import { isClave } from '../core/clave.js';
 import { DOCUMENT_STATES, FINAL_STATES } from '../core/lifecycle.js';

@@ -21,7 +21,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { documentStatusFromRow } from '../client/document-status.js';
+import { documentStatusFromRow } from '../service/document-status.js';
 import { AccountError, pointWebhook, webhookUrlOf } from '../service/accounts.js';
 import { getDocument, listDocuments } from '../service/documents.js';
 import { mailStatusOf, requestMail } from '../service/delivery/email.js';

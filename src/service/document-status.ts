@@ -1,10 +1,10 @@
 /**
- * A stored document row → the CLI's DocumentStatus (src/client/backend.ts). One mapping for the client API's
+ * A stored document row → the client API's DocumentStatus (src/api/contract.ts). One mapping for the client API's
  * `/api/consultar/estado` and `/api/consultar/documentos` and for the local backend, so both modes print the same.
  */
-import type { MailStatus } from '../service/delivery/email.js';
-import type { DocumentSummary } from '../service/documents.js';
-import type { DocumentStatus } from './backend.js';
+import type { MailStatus } from '../api/contract.js';
+import type { DocumentSummary } from './documents.js';
+import type { DocumentStatus } from '../api/contract.js';
 
 /** `mail`: the document's latest mail to its receptor (null: none). */
 export function documentStatusFromRow(row: Omit<DocumentSummary, 'id' | 'account_id' | 'issuer_id' | 'body_hash'>, mail: MailStatus | null = null): DocumentStatus {

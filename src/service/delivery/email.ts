@@ -23,20 +23,9 @@ import { parseAddress, MailSettingsError } from '../mail-settings.js';
 import { ServiceError } from '../service-error.js';
 import { isClave } from '../../core/clave.js';
 
-/** A mail as `fecr status`, `fecr documents list` and the API show it. */
-export interface MailStatus {
-  estado: EmailState;
-  destinatarios: string[];
-  /** aceptado: the automatic mail; reenvio: asked again. */
-  motivo: 'aceptado' | 'reenvio';
-  intentos: number;
-  /** The last SMTP reply (or connection error, or the outbox file). */
-  ultimaRespuesta: string | null;
-  messageId: string;
-  /** ISO 8601 instants. */
-  creadoAt: string;
-  enviadoAt: string | null;
-}
+/** A mail as `fecr status`, `fecr documents list` and the API show it (the client API's shape). */
+export type { MailStatus } from '../../api/contract.js';
+import type { MailStatus } from '../../api/contract.js';
 
 export function toMailStatus(row: EmailDelivery): MailStatus {
   return {
