@@ -100,10 +100,6 @@ describe('the CLI bundle', () => {
   });
 
   it('one copy of each error class at run time: each is defined once in dist/', () => {
-    const bundle = readdirSync(dist)
-      .filter((f) => f.endsWith('.js'))
-      .map((f) => readFileSync(join(dist, f), 'utf8'))
-      .join('\n');
     const classes = ['src/cli/errors.ts', 'src/client/errors.ts', 'src/client/backend.ts', 'src/service/service-error.ts', 'src/store/faults.ts'].flatMap((f) =>
       [...readFileSync(join(root, f), 'utf8').matchAll(/^export class (\w+) extends/gm)].map((m) => m[1]!),
     );
@@ -112,7 +108,8 @@ describe('the CLI bundle', () => {
     // (The minifier writes `class X extends` as `X=class extends`, or `X=class _X extends` when X names itself.)
     const current = Object.keys(meta().outputs).map((f) => readFileSync(join(root, f), 'utf8')).join('\n');
     for (const name of classes) expect(current.match(new RegExp(`\\b(class ${name}\\d*|${name}\\d*=class(?: _${name}\\d*)?) extends\\b`, 'g')), name).toHaveLength(1);
-    expect(bundle.length).toBeGreaterThan(current.length - 1);
+    // …and this build's files are all there.
+    for (const f of Object.keys(meta().outputs)) expect(existsSync(join(root, f)), f).toBe(true);
   });
 
   it("`fecr --help` loads the command tree and commander only: no package of node_modules, no command's code", () => {

@@ -66,12 +66,19 @@ export function parseIssuer(input: unknown): { ok: true; issuer: IssuerRecord } 
 export function bodySchemaFor(body: unknown): typeof DocumentBody | typeof RepDocumentBody {
   if (body === null || typeof body !== 'object') return DocumentBody;
   const t = (body as { tipoDoc?: unknown }).tipoDoc;
-  const rep = (typeof t === 'string' || typeof t === 'number') && KIND_OF_TIPO_DOC[String(t).trim()] === 'REP';
-  return rep ? RepDocumentBody : DocumentBody;
+  const kind = typeof t === 'string' || typeof t === 'number' ? KIND_OF_TIPO_DOC[String(t).trim()] : undefined;
+  if (kind) return kind === 'REP' ? RepDocumentBody : DocumentBody;
+  // An unknown tipoDoc: judge the lines by their shape (a recibo de pago's payment lines have neither codigo nor
+  // cantidad), so a REP body with a mistyped tipoDoc gets one finding, at tipoDoc, not one per line field.
+  const lines = (body as { detalleServicio?: unknown }).detalleServicio;
+  const first: unknown = Array.isArray(lines) ? lines[0] : undefined;
+  const paymentLine = first !== null && typeof first === 'object' && !('codigo' in first) && !('cantidad' in first) && 'subTotal' in first;
+  return paymentLine ? RepDocumentBody : DocumentBody;
 }
 
 export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOptions = {}): ParseResult {
-  const parsed = parseReportingUnknownKeys(bodySchemaFor(body), body);
+  const schema = bodySchemaFor(body);
+  const parsed = parseReportingUnknownKeys(schema, body);
   if (!parsed.success) return { ok: false, findings: parsed.findings };
   const b = parsed.data;
   const findings: Finding[] = [...parsed.unknownKeys];
@@ -96,7 +103,7 @@ export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOp
   if (['02', '10'].includes(condicionVenta) && b.plazoCredito === undefined) add('plazoCredito', 'is required for a sale on credit');
 
   // Lines, and what only some kinds have (a recibo de pago's lines are payments: kind-rules.ts checks them).
-  if (kind !== 'REP') (b as DocumentBody).detalleServicio.forEach((line, i) => checkLine(line, i, kind, add, judged));
+  if (schema !== RepDocumentBody) (b as DocumentBody).detalleServicio.forEach((line, i) => checkLine(line, i, kind, add, judged));
   else (b as RepDocumentBody).detalleServicio.forEach((line, i) => line.impuesto.forEach((tax, j) => checkTax(tax, i, j, kind, add, judged)));
   checkKindFields(b, kind, add);
 
