@@ -19,6 +19,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two test files at a time even on 2 cores (vitest's default is cores - 1): most files wait on child processes,
+    // HTTP servers and the emulator rather than compute, and CI runs on 2 cores with a 20-minute budget.
+    maxWorkers: 2,
     // The tests import the sources; the few that spawn bin/fecr.js get dist/ built once per run.
     globalSetup: ['test/helpers/global-build.ts'],
     projects: [
