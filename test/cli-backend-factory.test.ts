@@ -1,9 +1,8 @@
 // The backend factory on the CLI context (Ctx.backend, as cli/cli's Factory): a command run in-process with a
 // context whose factory hands it a small in-memory Backend. No profile, no data dir, no service: the command
 // parses its flags, takes the backend from the context, calls it and renders what it answered.
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { main } from '../src/cli/program.js';
+import { runCli } from './helpers/cli.js';
 import { BackendError, type Backend, type DocumentStatus } from '../src/client/backend.js';
 
 const CLAVE = '50601012600310112345600100001010000000001100000001';
@@ -92,22 +91,17 @@ class StubBackend implements Backend {
 }
 
 async function run(args: string[], backend: StubBackend) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  stdout.on('data', (c: Buffer) => out.push(c));
-  stderr.on('data', (c: Buffer) => err.push(c));
   const opened: unknown[] = [];
-  const code = await main(args, {
-    // No HOME, no profile: the command can only reach the backend it is handed.
-    io: { stdin: new PassThrough(), stdout, stderr, env: {}, cwd: '/nonexistent', stdoutIsTTY: false, stdinIsTTY: false },
+  // No HOME, no profile: the command can only reach the backend it is handed.
+  const r = await runCli(args, {
+    env: {},
+    cwd: '/nonexistent',
     backend: async (ctx, opts) => {
       opened.push({ ...opts, profile: ctx.profile });
       return backend;
     },
   });
-  return { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), opened };
+  return { ...r, opened };
 }
 
 describe('a command takes its backend from the context', () => {

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import type { BackendFactory } from '../../src/cli/context.js';
 import { main } from '../../src/cli/program.js';
 
 export interface CliRun {
@@ -13,7 +14,7 @@ export interface CliRun {
 
 export async function runCli(
   args: string[],
-  opts: { stdin?: string | Buffer; cwd?: string; env?: Record<string, string>; now?: () => Date; tty?: boolean } = {},
+  opts: { stdin?: string | Buffer; cwd?: string; env?: Record<string, string>; now?: () => Date; tty?: boolean; backend?: BackendFactory } = {},
 ): Promise<CliRun> {
   const stdin = new PassThrough();
   stdin.end(opts.stdin ?? '');
@@ -34,6 +35,7 @@ export async function runCli(
       stdinIsTTY: false,
     },
     now: opts.now,
+    ...(opts.backend ? { backend: opts.backend } : {}),
   });
   return { code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
 }
