@@ -100,8 +100,12 @@ export function receivedFigureFindings(doc: ParsedComprobante): Finding[] {
   const pairs: [string, Decimal, string | undefined][] = [
     ['TotalServGravados', r.totalServGravados, s.totalServGravados],
     ['TotalServExentos', r.totalServExentos, s.totalServExentos],
+    ['TotalServExonerado', r.totalServExonerado, s.totalServExonerado],
+    ['TotalServNoSujeto', r.totalServNoSujeto, s.totalServNoSujeto],
     ['TotalMercanciasGravadas', r.totalMercanciasGravadas, s.totalMercanciasGravadas],
     ['TotalMercanciasExentas', r.totalMercanciasExentas, s.totalMercanciasExentas],
+    ['TotalMercExonerada', r.totalMercExonerada, s.totalMercExonerada],
+    ['TotalMercNoSujeta', r.totalMercNoSujeta, s.totalMercNoSujeta],
     ['TotalGravado', r.totalGravado, s.totalGravado],
     ['TotalExento', r.totalExento, s.totalExento],
     ['TotalVenta', r.totalVenta, s.totalVenta],
