@@ -4,6 +4,7 @@
  * is registered first (not timed); the first send (emulator keys created) is reported apart; then `runs` sends
  * of distinct documents: median and p90. Needs `npm run build` first. Target: ≤ 1.5 s.
  * Usage: node --import tsx bench/send-wait.ts [runs=12]
+ * BENCH_NO_MAIL=1: the document has no receptor e-mail (no mail rendered and written): the send and the verdict alone.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,8 @@ const prof = process.env.SEND_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.en
 const fecr = (args: string[], nodeArgs: string[] = []) => spawnSync(process.execPath, [...nodeArgs, bin, ...args], { env, cwd: dir, encoding: 'utf8' });
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/documents/01-fe-servicios-13.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+const noMail = process.env.BENCH_NO_MAIL === '1';
+if (noMail) delete (fixture['receptor'] as Record<string, unknown>)['correoElectronico'];
 writeFileSync(join(dir, 'issuer.json'), JSON.stringify(makeTestIssuer().issuer));
 const reg = fecr(['emisor', 'register', 'issuer.json']);
 if (reg.status !== 0) throw new Error(reg.stderr);
@@ -42,6 +45,7 @@ console.log(
       machine: `${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, Node ${process.version}`,
       date: new Date().toISOString(),
       loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
+      receptorMail: !noMail,
       firstSendMs: Math.round(first),
       runs,
       medianMs: at(0.5),

@@ -88,6 +88,9 @@ class StubBackend implements Backend {
   keepWorking(): Promise<void> {
     return this.none('keepWorking');
   }
+  deliverQueuedMail(): Promise<number> {
+    return this.none('deliverQueuedMail');
+  }
 }
 
 async function run(args: string[], backend: StubBackend) {

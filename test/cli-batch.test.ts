@@ -2,7 +2,7 @@
 // CSV (grouping, computed figures, a bad row; the new kinds ND, FEC, FEE and REP to aceptado and their malformed rows
 // found at row and column), JSONL and JSON array inputs, --dry-run, the journal and --resume,
 // and the streaming JSON array splitter on its own.
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitJsonArray } from '../src/client/batch/json-array.js';
@@ -44,7 +44,8 @@ describe('fecr batch FILE.csv', () => {
     copyFileSync(new URL('../fixtures/batch/example.csv', import.meta.url), join(work, 'example.csv'));
     const r = await fecr(['batch', 'example.csv', '--wait', '--json']);
     expect(r.code, r.stderr).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ total: 3, sent: 2, invalid: 1, errors: 0, aceptado: 2, rechazado: 0, pending: 0, interrupted: false });
+    // The receptor mails come after the verdicts, and the batch ends when each had its attempt (none left queued).
+    expect(JSON.parse(r.stdout)).toMatchObject({ total: 3, sent: 2, invalid: 1, errors: 0, aceptado: 2, rechazado: 0, pending: 0, interrupted: false, mailsLeft: 0 });
     const res = results('example.csv.results.jsonl');
     expect(res.map((x) => [x.row, x.numeroReferencia, x.state, x.estado])).toEqual([
       [2, 201, 'enviado', 'aceptado'],
@@ -58,6 +59,9 @@ describe('fecr batch FILE.csv', () => {
     const fe = docs.find((d) => d.clave === res[0]!.clave) as unknown as { totalComprobante: string; estado: string };
     expect(fe.totalComprobante).toBe('105939.19500');
     expect(fe.estado).toBe('aceptado');
+    // The FE's receptor got its mail (the TE of row 4 has no receptor, hence no mail).
+    expect((fe as unknown as { correo: unknown }).correo).toMatchObject({ estado: 'enviado', destinatarios: ['compras@elcafetal.example.cr'] });
+    expect(readdirSync(join(dir, 'data', 'outbox')).filter((f) => f.endsWith('.eml'))).toEqual([`${res[0]!.clave}-1.eml`]);
     expect(docs.find((d) => d.clave === res[1]!.clave)?.estado).toBe('aceptado');
     // The journal: a start and a done record per submitted document.
     const journal = readFileSync(join(work, 'example.csv.journal'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);

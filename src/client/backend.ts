@@ -86,6 +86,12 @@ export interface Backend {
    * emulator in env local) in this process until close(). Remote mode: nothing (the hosted service does it).
    */
   keepWorking(): Promise<void>;
+  /**
+   * Local mode: sends the receptor mails still queued (a batch takes its verdicts first, then mails) until each had
+   * its attempt or `signal` aborts; `onProgress` hears how many are left. Returns how many are left. Remote mode: 0
+   * at once (the hosted service mails).
+   */
+  deliverQueuedMail(opts?: { signal?: AbortSignal; onProgress?: (left: number) => void }): Promise<number>;
   /** The buyer's side (`fecr recibidos`): suppliers' comprobantes imported, checked and answered. */
   recibidos?(): import('./recibidos.js').RecibidosApi;
   close(): Promise<void>;

@@ -103,6 +103,7 @@ class LocalBackend implements Backend {
   private readonly run: LocalRun;
   private account: Promise<number> | undefined;
   private closed = false;
+  private readonly bulk: boolean;
 
   constructor(
     private readonly ctx: Ctx,
@@ -113,6 +114,7 @@ class LocalBackend implements Backend {
     opts: LocalBackendOptions = {},
   ) {
     this.svc = opened.ctx;
+    this.bulk = opts.bulk ?? false;
     this.run = new local.LocalRun(this.svc, {
       dataDir,
       ...(opts.bulk !== undefined ? { bulk: opts.bulk } : {}),
@@ -206,9 +208,12 @@ class LocalBackend implements Backend {
     return this.decided(doc);
   }
 
-  /** A document as its wait ends: when aceptado, its mail to the receptor (queued by the verdict) is delivered first. */
+  /**
+   * A document as its wait ends: when aceptado, its mail to the receptor (queued by the verdict) is delivered first;
+   * in bulk (a batch) the mails wait until every verdict is in (deliverQueuedMail).
+   */
   private async decided(doc: DocumentRow): Promise<DocumentStatus> {
-    if (doc.state === 'aceptado') await this.run.untilMailed(doc.id, 15_000);
+    if (doc.state === 'aceptado' && !this.bulk) await this.run.untilMailed(doc.id, 15_000);
     return (await this.withMail([doc]))[0]!;
   }
 
@@ -273,6 +278,10 @@ class LocalBackend implements Backend {
 
   async keepWorking(): Promise<void> {
     await this.run.keepWorking();
+  }
+
+  deliverQueuedMail(opts: { signal?: AbortSignal; onProgress?: (left: number) => void } = {}): Promise<number> {
+    return mapped(() => this.run.untilMailsSent(opts));
   }
 
   // --- the buyer's side ----------------------------------------------------------------------------

@@ -272,6 +272,11 @@ export class RemoteBackend implements Backend {
     // The hosted service runs its own worker.
   }
 
+  async deliverQueuedMail(): Promise<number> {
+    // The hosted service mails.
+    return 0;
+  }
+
   async close(): Promise<void> {
     if (this.ownsHttp) await this.http.close();
   }

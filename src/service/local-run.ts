@@ -18,7 +18,7 @@ import { documentStateById, documentStateOf } from '../store/documents.js';
 import type { DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { DocumentWatch } from './document-watch.js';
-import { hurryDocumentJobs, openDeliveryJobsOf, openMailJobsOf, sendJobOf } from '../store/jobs.js';
+import { hurryDocumentJobs, mailJobsToRun, openDeliveryJobsOf, openMailJobsOf, sendJobOf } from '../store/jobs.js';
 
 /** The default account of local mode (created on first use with a random password nobody needs). */
 export const LOCAL_ACCOUNT = 'local';
@@ -151,6 +151,29 @@ export class LocalRun {
       if (jobs.every((j) => j.attempts > 0 && j.lease_owner === null)) return;
       await sleep(15);
     }
+  }
+
+  /**
+   * Runs the worker until every queued mail to a receptor has had its attempt (sent, or waiting for a retry), or
+   * `signal` aborts (the mails stay queued: the next command's worker, or `fecr serve`, sends them). `onProgress`
+   * hears how many are left, at most every `progressMs`. Returns how many were left.
+   */
+  async untilMailsSent(opts: { signal?: AbortSignal; onProgress?: (left: number) => void; progressMs?: number } = {}): Promise<number> {
+    let left = await mailJobsToRun(this.svc.store.db);
+    if (left === 0) return 0;
+    (await this.startWorker()).wake();
+    let told = 0;
+    while (left > 0 && !opts.signal?.aborted) {
+      await this.throwStoreFault();
+      if (Date.now() - told >= (opts.progressMs ?? 1_000)) {
+        opts.onProgress?.(left);
+        told = Date.now();
+      }
+      await sleep(50);
+      left = await mailJobsToRun(this.svc.store.db);
+    }
+    opts.onProgress?.(left);
+    return left;
   }
 
   /**

@@ -73,9 +73,17 @@ export function jobKey(type: JobType, documentId: number | null | undefined, del
   return documentId == null ? null : `${type}:${documentId}`;
 }
 
+/**
+ * The types run only when no job of another type is due (the receptor mails: courtesy copies, which must not slow
+ * the sends, polls and webhooks of the documents themselves). SQLite: the worker leases them last, a few at a
+ * time (queue.ts); PostgreSQL: graphile-worker's priority (jobs of a lower number first; ours are 0).
+ */
+export const DEFERRED_JOB_TYPES: readonly JobType[] = ['email'];
+
 async function pgAddJob(db: Executor, type: JobType, payload: QueuePayload, runAt: Millis, mode: 'replace' | 'preserve_run_at'): Promise<number> {
   const key = jobKey(type, payload.document_id, payload.delivery_id, payload.email_id);
-  const r = await sql<{ id: string | number }>`select id from graphile_worker.add_job(${QUEUE_TASKS[type]}, ${JSON.stringify(payload)}::json, run_at => to_timestamp(${runAt}::double precision / 1000), job_key => ${key}, job_key_mode => ${mode})`.execute(db);
+  const priority = DEFERRED_JOB_TYPES.includes(type) ? 1 : 0;
+  const r = await sql<{ id: string | number }>`select id from graphile_worker.add_job(${QUEUE_TASKS[type]}, ${JSON.stringify(payload)}::json, run_at => to_timestamp(${runAt}::double precision / 1000), job_key => ${key}, job_key_mode => ${mode}, priority => ${priority}::int)`.execute(db);
   return Number(r.rows[0]!.id);
 }
 
@@ -124,6 +132,8 @@ export interface LeaseOptions {
   leaseMs: number;
   /** Only these types (default all). */
   types?: readonly JobType[];
+  /** None of these types. */
+  exceptTypes?: readonly JobType[];
 }
 
 export interface NewJob {
@@ -158,6 +168,7 @@ export async function leaseJobs(ctx: QueueContext, opts: LeaseOptions): Promise<
       .orderBy('id')
       .limit(opts.limit);
     if (opts.types && opts.types.length > 0) due = due.where('type', 'in', [...opts.types]);
+    if (opts.exceptTypes && opts.exceptTypes.length > 0) due = due.where('type', 'not in', [...opts.exceptTypes]);
     if (dialect === 'postgres') due = due.forUpdate().skipLocked();
     const rows = await trx
       .updateTable('jobs')
@@ -377,6 +388,21 @@ export function openMailJobsOf(db: Kysely<Database>, documentId: number): Promis
     .where('type', '=', 'email')
     .where('done_at', 'is', null)
     .execute();
+}
+
+/**
+ * How many `email` jobs still have an attempt to make now: never tried, or being tried (not those waiting for a
+ * retry after a failed attempt, nor those of documents not decided yet).
+ */
+export async function mailJobsToRun(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('type', '=', 'email')
+    .where('done_at', 'is', null)
+    .where((eb) => eb.or([eb('attempts', '=', 0), eb('lease_owner', 'is not', null)]))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** The document's send and poll jobs that are not done yet. */

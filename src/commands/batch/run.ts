@@ -56,8 +56,11 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
 
   let stopper: (() => void) | undefined;
   let interrupted = false;
+  const mailing = new AbortController();
+  let mailsLeft: number | undefined;
   const onSigint = () => {
     interrupted = true;
+    mailing.abort();
     if (stopper) stopper();
     info(ctx, '\ninterrupted: finishing the documents in flight…');
   };
@@ -93,7 +96,12 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
         stopper = () => runner.stop();
         if (interrupted) runner.stop();
         try {
-          return await runner.run(items);
+          const done = await runner.run(items);
+          if (opts.wait && !interrupted && !runner.fatal) {
+            progress.done();
+            mailsLeft = await deliverQueuedMail(ctx, backend, mailing.signal);
+          }
+          return done;
         } finally {
           fatal = runner.fatal;
           await journal.close();
@@ -112,7 +120,7 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
   }
   if (interrupted) summary.interrupted = true;
 
-  printSummary(ctx, summary, opts, opts.out ?? outPath, failed);
+  printSummary(ctx, summary, opts, opts.out ?? outPath, failed, mailsLeft);
   if (fatal) throw new UserError((fatal as Error).message, EXIT.auth);
   if (summary.interrupted) {
     info(ctx, `interrupted: ${summary.total} document${summary.total === 1 ? '' : 's'} processed; run the same command with --resume to continue`);
@@ -130,9 +138,35 @@ function intFlag(flag: string, value: string | undefined, dflt: number, min: num
   return n;
 }
 
-function printSummary(ctx: Ctx, s: BatchSummary, opts: BatchFlags, out: string, failed: FailedRows): void {
+/**
+ * After the verdicts, the mails to the receptors that they queued (local mode: nothing runs between two commands;
+ * a hosted service mails on its own). A batch takes every verdict first and mails afterwards, so that the mails'
+ * PDFs do not slow the documents down. Ctrl-C leaves the rest queued for the next command (or `fecr serve`).
+ * Returns how many are left (undefined: none was queued).
+ */
+async function deliverQueuedMail(ctx: Ctx, backend: import('../../client/backend.js').Backend, signal: AbortSignal): Promise<number | undefined> {
+  let queued: number | undefined;
+  let told = Date.now();
+  const left = await backend.deliverQueuedMail({
+    signal,
+    onProgress: (n) => {
+      if (queued === undefined) {
+        queued = n;
+        if (n > 0) info(ctx, `mails to receptors: sending ${n}…`);
+      } else if (n > 0 && Date.now() - told >= PROGRESS_LINE_GAP_MS) {
+        info(ctx, `mails to receptors: ${queued - n} of ${queued} sent`);
+        told = Date.now();
+      }
+    },
+  });
+  if (queued === undefined) return undefined;
+  if (left > 0) info(ctx, `mails to receptors: ${left} still queued; the next fecr command (or fecr serve) sends them`);
+  return left;
+}
+
+function printSummary(ctx: Ctx, s: BatchSummary, opts: BatchFlags, out: string, failed: FailedRows, mailsLeft?: number): void {
   if (opts.json) {
-    printJson(ctx, { ...s, results: out, failed: failed.first });
+    printJson(ctx, { ...s, ...(mailsLeft !== undefined ? { mailsLeft } : {}), results: out, failed: failed.first });
     return;
   }
   const header = opts.dryRun ? ['total', 'valid', 'invalid', 'errors'] : ['total', 'sent', 'invalid', 'errors'];
@@ -249,6 +283,7 @@ export function progressLine(
     shown = true;
   };
   let lastSummary: BatchSummary | undefined;
+  let finished = false;
   return {
     active: true,
     update: (s) => {
@@ -262,6 +297,8 @@ export function progressLine(
       total = n;
     },
     done: () => {
+      if (finished) return;
+      finished = true;
       if (lastSummary && (style === 'redraw' || count(lastSummary) !== drawn)) draw(lastSummary);
       if (shown) stderr.write('\n');
     },

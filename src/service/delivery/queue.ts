@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { Job } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
 import {
+  DEFERRED_JOB_TYPES,
   heartbeat,
   JOB_TYPES,
   leaseJobs,
@@ -39,6 +40,11 @@ export interface QueueOptions {
   pollIntervalMs: number;
   leaseMs: number;
   queuePollIntervalMs: number;
+  /**
+   * SQLite: how many jobs of DEFERRED_JOB_TYPES (the receptor mails) may run at once; they are leased only into
+   * slots that no other due job wants. PostgreSQL orders them by priority instead (jobs.ts).
+   */
+  deferredConcurrency: number;
 }
 
 export interface JobQueue {
@@ -91,6 +97,8 @@ abstract class BaseQueue {
 
 class SqliteQueue extends BaseQueue implements JobQueue {
   private loopDone: Promise<void> = Promise.resolve();
+  /** The ids in flight of DEFERRED_JOB_TYPES. */
+  private readonly deferredInflight = new Set<number>();
   private signal: (() => void) | undefined;
   private idleWaiters: (() => void)[] = [];
 
@@ -109,7 +117,11 @@ class SqliteQueue extends BaseQueue implements JobQueue {
       let leased = 0;
       if (free > 0) {
         try {
-          const jobs = await leaseJobs(this.ctx, { owner: this.owner, limit: free, leaseMs: this.o.leaseMs });
+          const lease = { owner: this.owner, leaseMs: this.o.leaseMs };
+          const jobs = await leaseJobs(this.ctx, { ...lease, limit: free, exceptTypes: DEFERRED_JOB_TYPES });
+          // The slots nothing else wants, up to the deferred jobs' own limit.
+          const deferredFree = Math.min(free - jobs.length, this.o.deferredConcurrency - this.deferredInflight.size);
+          if (deferredFree > 0 && !this.stopping) jobs.push(...(await leaseJobs(this.ctx, { ...lease, limit: deferredFree, types: DEFERRED_JOB_TYPES })));
           failures = 0;
           if (this.stopping) {
             // Leased just as we stopped: hand them back (due at once for the next run), unless killed.
@@ -173,10 +185,12 @@ class SqliteQueue extends BaseQueue implements JobQueue {
 
   private launch(job: Job): void {
     if (this.inflight.has(job.id)) return;
+    if (DEFERRED_JOB_TYPES.includes(job.type)) this.deferredInflight.add(job.id);
     const p = this.run(job, this.owner)
       .then(() => undefined)
       .finally(() => {
         this.inflight.delete(job.id);
+        this.deferredInflight.delete(job.id);
         this.wake();
       });
     this.inflight.set(job.id, p);

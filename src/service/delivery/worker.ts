@@ -90,6 +90,11 @@ export interface WorkerOptions {
   emailBackoffMaxMs?: number;
   /** SMTP connections kept per server (default 4). */
   emailConnections?: number;
+  /**
+   * Receptor mails run after the sends, polls and webhooks: only in slots no other due job wants, and (SQLite) at most
+   * this many at once (default: emailConnections, capped by concurrency). On PostgreSQL they come last by priority.
+   */
+  emailConcurrency?: number;
   /** Random source for jitter (default Math.random). */
   random?: () => number;
 }
@@ -189,9 +194,11 @@ class DeliveryWorker implements Worker, JobEnv {
       ...(opts.emailConnections !== undefined ? { maxConnections: opts.emailConnections } : {}),
       random: this.random,
     });
+    const concurrency = Math.max(1, opts.concurrency ?? 8);
     const queueOptions = {
       name,
-      concurrency: Math.max(1, opts.concurrency ?? 8),
+      concurrency,
+      deferredConcurrency: Math.max(1, Math.min(concurrency, opts.emailConcurrency ?? opts.emailConnections ?? 4)),
       pollIntervalMs: opts.pollIntervalMs ?? 50,
       leaseMs: opts.leaseMs ?? 30_000,
       queuePollIntervalMs: opts.queuePollIntervalMs ?? 250,
