@@ -2,7 +2,7 @@
 // CSV (grouping, computed figures, a bad row; the new kinds ND, FEC, FEE and REP to aceptado and their malformed rows
 // found at row and column), JSONL and JSON array inputs, --dry-run, the journal and --resume,
 // and the streaming JSON array splitter on its own.
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitJsonArray } from '../src/client/batch/json-array.js';
@@ -62,6 +62,9 @@ describe('fecr batch FILE.csv', () => {
     // The FE's receptor got its mail (the TE of row 4 has no receptor, hence no mail).
     expect((fe as unknown as { correo: unknown }).correo).toMatchObject({ estado: 'enviado', destinatarios: ['compras@elcafetal.example.cr'] });
     expect(readdirSync(join(dir, 'data', 'outbox')).filter((f) => f.endsWith('.eml'))).toEqual([`${res[0]!.clave}-1.eml`]);
+    // Written after the batch's last verdict (a batch mails after its verdicts).
+    const lastVerdict = Math.max(...docs.map((d) => Date.parse((d as unknown as { decidedAt: string }).decidedAt)));
+    expect(statSync(join(dir, 'data', 'outbox', `${res[0]!.clave}-1.eml`)).mtimeMs).toBeGreaterThanOrEqual(lastVerdict);
     expect(docs.find((d) => d.clave === res[1]!.clave)?.estado).toBe('aceptado');
     // The journal: a start and a done record per submitted document.
     const journal = readFileSync(join(work, 'example.csv.journal'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -8,7 +8,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { WorkerAnswer, WorkerTask } from './validate-worker.js';
-import { workerModule } from './worker-module.js';
+import { workerModule } from '../adapters/worker-module.js';
 
 type Piscina = import('piscina').Piscina;
 

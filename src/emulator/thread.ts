@@ -12,7 +12,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './thread-worker.js';
-import { workerModule } from './worker-module.js';
+import { workerModule } from '../adapters/worker-module.js';
 
 export interface EmulatorThreadOptions {
   /** SQLite file of the emulator's state (default: in memory). */

@@ -11,13 +11,15 @@
  * in `<dataDir>/emulator.db`; the service's context is then pointed at it. Heavy modules (the worker, the emulator,
  * the lookups) are imported on first use.
  */
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { FINAL_STATES } from '../core/lifecycle.js';
 import type { Worker, WorkerOptions } from './delivery/worker.js';
-import { documentStateById, documentStateOf } from '../store/documents.js';
+import { documentRowWithRecipients, documentStateById, documentStateOf } from '../store/documents.js';
 import type { DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { DocumentWatch } from './document-watch.js';
+import type { MailRenderThread } from './delivery/email-render-pool.js';
 import { hurryDocumentJobs, mailJobsToRun, openDeliveryJobsOf, openMailJobsOf, sendJobOf } from '../store/jobs.js';
 
 /** The default account of local mode (created on first use with a random password nobody needs). */
@@ -92,6 +94,7 @@ export class LocalRun {
   private worker: Worker | undefined;
   private workerStarting?: Promise<Worker>;
   private watch?: DocumentWatch;
+  private mails?: MailRenderThread;
   private closed = false;
 
   constructor(
@@ -161,7 +164,9 @@ export class LocalRun {
   async untilMailsSent(opts: { signal?: AbortSignal; onProgress?: (left: number) => void; progressMs?: number } = {}): Promise<number> {
     let left = await mailJobsToRun(this.svc.store.db);
     if (left === 0) return 0;
-    (await this.startWorker()).wake();
+    const worker = await this.startWorker();
+    worker.holdMails(false);
+    worker.wake();
     let told = 0;
     while (left > 0 && !opts.signal?.aborted) {
       await this.throwStoreFault();
@@ -206,6 +211,8 @@ export class LocalRun {
    */
   async waitForVerdict(doc: { id: number; state: DocumentState }, deadline: number, onChange?: (state: DocumentState) => Promise<void>): Promise<DocumentState> {
     await this.startWorker();
+    // One document with a receptor to mail: the mail thread gets ready on the other core while Hacienda decides.
+    if (!this.opts.bulk && !FINAL.includes(doc.state)) await this.warmMail(doc.id);
     await this.nudge(doc.id);
     let nudged = Date.now();
     let state = doc.state;
@@ -241,6 +248,7 @@ export class LocalRun {
     if (this.closed) return;
     this.closed = true;
     await this.worker?.stop();
+    await this.mails?.close();
     this.watch?.close();
     if (this.hacienda) {
       const { closeLookups } = await import('./lookups.js');
@@ -272,7 +280,12 @@ export class LocalRun {
     await this.startHacienda();
     const { startWorker } = await import('./delivery/worker.js');
     const local = this.svc.hacienda.environment === 'local';
+    const { MailRenderThread } = await import('./delivery/email-render-pool.js');
+    // A batch's mails come after its verdicts (the emulator's thread is idle by then): one thread per core, at most 4.
+    const threads = this.opts.bulk ? Math.max(1, Math.min(4, availableParallelism())) : 1;
+    this.mails = new MailRenderThread(threads, (e) => this.svc.logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'the mail thread failed; mails are rendered on the main thread'));
     const opts: WorkerOptions = {
+      mailRenderer: this.mails,
       // A person is waiting: poll sooner and never more than a few seconds apart.
       firstPollDelayMs: local ? 100 : 500,
       pollMaxIntervalMs: local ? 1_000 : 5_000,
@@ -281,7 +294,16 @@ export class LocalRun {
       leaseMs: 6_000,
     };
     this.worker = startWorker(this.svc, opts);
+    // A batch takes every verdict first: its mails wait for untilMailsSent.
+    if (this.opts.bulk) this.worker.holdMails(true);
     return this.worker;
+  }
+
+  /** Starts the mail thread on the document's PDF when the service mails and the document has recipients. */
+  private async warmMail(documentId: number): Promise<void> {
+    if (!this.svc.mail || !this.mails) return;
+    const row = await documentRowWithRecipients(this.svc.store.db, documentId);
+    if (row) this.mails.warm(row);
   }
 
   /** Makes the undecided document's pending send/poll jobs due now and wakes the worker (what Hacienda's callback does). */

@@ -17,7 +17,7 @@ import { completeJob, rescheduleJob } from '../../store/jobs.js';
 import type { ServiceContext } from '../context.js';
 import { mailRouteFor } from '../mail-settings.js';
 import { AbortedError, backoff, errText } from './job.js';
-import { composeMail } from './email-message.js';
+import { inlineMailRenderer, type MailRenderer } from './email-render-pool.js';
 import { MailTransports, type SendOutcome, type TransportTimeouts } from './email-transport.js';
 import { queueWebhookEvent } from './webhooks.js';
 
@@ -38,12 +38,15 @@ export interface EmailSenderOptions extends TransportTimeouts {
   backoffBaseMs?: number;
   backoffMaxMs?: number;
   random?: () => number;
+  /** Where the PDF and the MIME message are made (default: on this thread). */
+  renderer?: MailRenderer;
 }
 
 export type MailAttempt = { result: 'sent' | 'retry' | 'failed' | 'skipped'; reply?: string };
 
 export class EmailSender {
   private readonly transports: MailTransports;
+  private readonly renderer: MailRenderer;
   private readonly o: Required<Pick<EmailSenderOptions, 'retryWindowMs' | 'backoffBaseMs' | 'backoffMaxMs' | 'random'>>;
 
   constructor(
@@ -51,6 +54,7 @@ export class EmailSender {
     opts: EmailSenderOptions = {},
   ) {
     this.transports = new MailTransports(opts);
+    this.renderer = opts.renderer ?? inlineMailRenderer;
     this.o = {
       retryWindowMs: opts.retryWindowMs ?? 24 * 3600_000,
       backoffBaseMs: opts.backoffBaseMs ?? 30_000,
@@ -117,7 +121,7 @@ export class EmailSender {
     return { result, reply };
   }
 
-  /** Builds the mail (the stored XML and MensajeHacienda, the PDF) and sends it once. */
+  /** Renders the mail (the stored XML and MensajeHacienda, the PDF: email-render.ts) and sends it once. */
   private async attempt(
     doc: import('../../store/schema.js').DocumentRow,
     messageId: string,
@@ -132,12 +136,8 @@ export class EmailSender {
     const issuerName = record.nombre ?? record.nombreComercial ?? doc.emisor_numero ?? 'el emisor';
     const fromAddress = route.fromAddress ?? record.correoElectronico;
     if (!fromAddress) return { result: 'permanent', reply: 'no From address: set one for the account or the service' };
-    // pdfkit, its fonts and qrcode load with the first mail: a worker that only sends and polls never pays for them.
-    const { renderPdf } = await import('../pdf.js');
-    const pdf = await renderPdf(ctx, doc);
-    const mail = composeMail({
-      doc: { ...doc, response_xml: doc.response_xml ?? '' },
-      pdf,
+    const mail = await this.renderer.render({
+      row: doc,
       issuerName,
       from: { name: route.fromName ?? issuerName, address: fromAddress },
       ...(route.replyTo ? { replyTo: route.replyTo } : route.fromAddress && record.correoElectronico ? { replyTo: record.correoElectronico } : {}),

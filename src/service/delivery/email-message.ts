@@ -8,7 +8,6 @@ import { Decimal, dec } from '../../core/money.js';
 import type { DocumentKind } from '../../core/model.js';
 import type { DocumentRow } from '../../store/schema.js';
 import { currencySymbol, formatDia, PDF_TITLES } from '../pdf-content.js';
-import type { OutgoingMail } from './email-transport.js';
 
 /** `Factura Electrónica` → `Factura electrónica` (the kind as a sentence says it). */
 export function kindLabel(kind: string): string {
@@ -27,6 +26,22 @@ export function formatMoneyEs(amount: string, moneda: string): string {
   const [int, frac] = fixed.split('.');
   const grouped = (int ?? '').replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
   return `${currencySymbol(moneda).trim()} ${grouped}${frac !== undefined ? `,${frac}` : ''}`;
+}
+
+/** The composed mail, before its MIME bytes are built (email-render.ts). */
+export interface OutgoingMail {
+  from: { name: string; address: string };
+  replyTo?: string;
+  to: string[];
+  subject: string;
+  text: string;
+  html: string;
+  /** RFC 5322 Message-ID with its angle brackets. */
+  messageId: string;
+  date: Date;
+  attachments: { filename: string; content: Buffer; contentType: string }[];
+  /** Base name of the outbox file (without `.eml`). */
+  outboxName: string;
 }
 
 export interface MailDocument extends Pick<DocumentRow, 'clave' | 'kind' | 'fecha_emision' | 'total_comprobante' | 'moneda' | 'receptor_nombre' | 'xml'> {

@@ -1,8 +1,8 @@
 /**
- * The wire of the receptor mails: nodemailer and nothing home-made. An SMTP server gets a pooled nodemailer
- * transport per server (a few connections kept open, STARTTLS or TLS, AUTH); the outbox gets nodemailer's stream
- * transport, whose message (the same MIME an SMTP server would receive) is written as `<clave>-<n>.eml`
- * (a temporary name, then renamed: a reader never sees half a file).
+ * The wire of the receptor mails: nodemailer and nothing home-made. The message arrives rendered (email-render.ts:
+ * nodemailer's MIME, CRLF). An SMTP server gets it through a pooled nodemailer transport per server (a few
+ * connections kept open, STARTTLS or TLS, AUTH); the outbox keeps it as `<clave>-<n>.eml` (a temporary name, then
+ * renamed: a reader never sees half a file).
  *
  * An attempt's outcome: sent (the server's 250 reply), temporary (a 4xx reply, a connection refused, reset or timed
  * out: retried with backoff) or permanent (a 5xx reply: recorded, never retried).
@@ -12,21 +12,7 @@ import path from 'node:path';
 import type { Transporter } from 'nodemailer';
 import type { SmtpServer } from '../mail-defaults.js';
 import type { MailRoute } from '../mail-settings.js';
-
-export interface OutgoingMail {
-  from: { name: string; address: string };
-  replyTo?: string;
-  to: string[];
-  subject: string;
-  text: string;
-  html: string;
-  /** RFC 5322 Message-ID with its angle brackets. */
-  messageId: string;
-  date: Date;
-  attachments: { filename: string; content: Buffer; contentType: string }[];
-  /** Base name of the outbox file (without `.eml`). */
-  outboxName: string;
-}
+import type { RenderedMail } from './email-render.js';
 
 export type SendOutcome =
   | { result: 'sent'; reply: string; rejected: string[] }
@@ -67,7 +53,6 @@ type Nodemailer = Pick<typeof import('nodemailer'), 'createTransport'>;
 export class MailTransports {
   private nodemailer: Promise<Nodemailer> | undefined;
   private readonly smtp = new Map<string, Promise<Transporter>>();
-  private stream: Promise<Transporter> | undefined;
 
   constructor(private readonly o: TransportTimeouts = {}) {}
 
@@ -101,32 +86,20 @@ export class MailTransports {
     return t;
   }
 
-  /** One attempt to deliver `mail` by `route`; never throws for the server's or the network's faults. */
-  async send(route: MailRoute, mail: OutgoingMail): Promise<SendOutcome> {
-    const message = {
-      from: { name: mail.from.name, address: mail.from.address },
-      to: mail.to,
-      ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
-      subject: mail.subject,
-      text: mail.text,
-      html: mail.html,
-      messageId: mail.messageId,
-      date: mail.date,
-      attachments: mail.attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType })),
-    };
+  /** One attempt to deliver a rendered mail by `route`; never throws for the server's or the network's faults. */
+  async send(route: MailRoute, mail: RenderedMail): Promise<SendOutcome> {
     if (route.kind === 'outbox') {
-      const t = await (this.stream ??= this.lib().then((nm) => nm.createTransport({ streamTransport: true, buffer: true, newline: 'windows' })));
-      const info = (await t.sendMail(message)) as { message: Buffer };
       await mkdir(route.dir, { recursive: true });
       const file = path.join(route.dir, `${mail.outboxName}.eml`);
       const tmp = `${file}.${process.pid}.tmp`;
-      await writeFile(tmp, info.message);
+      await writeFile(tmp, mail.raw);
       await rename(tmp, file);
       return { result: 'sent', reply: `outbox: ${file}`, rejected: [] };
     }
     try {
       const t = await this.smtpTransport(route.server);
-      const info = (await t.sendMail(message)) as { response?: string; rejected?: unknown[] };
+      // The message as rendered (email-render.ts), byte for byte; the envelope says whom it goes to.
+      const info = (await t.sendMail({ envelope: mail.envelope, raw: Buffer.from(mail.raw.buffer, mail.raw.byteOffset, mail.raw.byteLength) })) as { response?: string; rejected?: unknown[] };
       const rejected = (info.rejected ?? []).map(String);
       return { result: 'sent', reply: (info.response ?? '250').trim(), rejected };
     } catch (e) {
@@ -135,9 +108,8 @@ export class MailTransports {
   }
 
   async close(): Promise<void> {
-    const all = [...this.smtp.values(), ...(this.stream ? [this.stream] : [])];
+    const all = [...this.smtp.values()];
     this.smtp.clear();
-    this.stream = undefined;
     await Promise.allSettled(all.map(async (p) => (await p).close()));
   }
 }

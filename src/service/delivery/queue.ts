@@ -61,6 +61,8 @@ export interface JobQueue {
   stop(): Promise<void>;
   /** A kill -9 (tests): stops at once, no more heartbeats or lease renewals; then stop() waits for the rest. */
   kill(): void;
+  /** SQLite: while held, no job of DEFERRED_JOB_TYPES is taken (a batch mails after its verdicts). */
+  holdDeferred(held: boolean): void;
 }
 
 export function openQueue(ctx: ServiceContext, log: Logger, opts: QueueOptions, run: JobRunner): JobQueue {
@@ -81,6 +83,13 @@ abstract class BaseQueue {
     protected readonly run: JobRunner,
   ) {
     this.owner = o.name;
+  }
+
+  protected deferredHeld = false;
+
+  holdDeferred(held: boolean): void {
+    this.deferredHeld = held;
+    if (!held) this.wake();
   }
 
   kill(): void {
@@ -121,7 +130,7 @@ class SqliteQueue extends BaseQueue implements JobQueue {
           const jobs = await leaseJobs(this.ctx, { ...lease, limit: free, exceptTypes: DEFERRED_JOB_TYPES });
           // The slots nothing else wants, up to the deferred jobs' own limit.
           const deferredFree = Math.min(free - jobs.length, this.o.deferredConcurrency - this.deferredInflight.size);
-          if (deferredFree > 0 && !this.stopping) jobs.push(...(await leaseJobs(this.ctx, { ...lease, limit: deferredFree, types: DEFERRED_JOB_TYPES })));
+          if (deferredFree > 0 && !this.stopping && !this.deferredHeld) jobs.push(...(await leaseJobs(this.ctx, { ...lease, limit: deferredFree, types: DEFERRED_JOB_TYPES })));
           failures = 0;
           if (this.stopping) {
             // Leased just as we stopped: hand them back (due at once for the next run), unless killed.

@@ -35,6 +35,7 @@ import { openQueue, type JobQueue } from './queue.js';
 import { runSend } from './send.js';
 import { runWebhook, WebhookSender } from './webhooks.js';
 import { EmailSender } from './email-job.js';
+import type { MailRenderer } from './email-render-pool.js';
 
 export type { WorkerStats } from './job.js';
 export { submitMeta } from './send.js';
@@ -95,6 +96,8 @@ export interface WorkerOptions {
    * this many at once (default: emailConnections, capped by concurrency). On PostgreSQL they come last by priority.
    */
   emailConcurrency?: number;
+  /** Where receptor mails are rendered (default: on the worker's thread); its owner closes it. */
+  mailRenderer?: MailRenderer;
   /** Random source for jitter (default Math.random). */
   random?: () => number;
 }
@@ -111,6 +114,11 @@ export interface Worker {
   idle(): Promise<void>;
   /** Checks the queue now (e.g. right after a submission or a callback). */
   wake(): void;
+  /**
+   * While held, the worker takes no receptor mail (SQLite; a local batch takes every verdict first and mails after).
+   * Released, they run in turn as usual.
+   */
+  holdMails(held: boolean): void;
   /**
    * Simulates a kill -9 (tests): stops at once; in-flight jobs write nothing more to the store and their leases
    * are not renewed, so they become due again after leaseMs. Returns when the abandoned HTTP calls settled.
@@ -192,6 +200,7 @@ class DeliveryWorker implements Worker, JobEnv {
       ...(opts.emailBackoffBaseMs !== undefined ? { backoffBaseMs: opts.emailBackoffBaseMs } : {}),
       ...(opts.emailBackoffMaxMs !== undefined ? { backoffMaxMs: opts.emailBackoffMaxMs } : {}),
       ...(opts.emailConnections !== undefined ? { maxConnections: opts.emailConnections } : {}),
+      ...(opts.mailRenderer ? { renderer: opts.mailRenderer } : {}),
       random: this.random,
     });
     const concurrency = Math.max(1, opts.concurrency ?? 8);
@@ -216,6 +225,10 @@ class DeliveryWorker implements Worker, JobEnv {
 
   wake(): void {
     this.queue.wake();
+  }
+
+  holdMails(held: boolean): void {
+    this.queue.holdDeferred(held);
   }
 
   idle(): Promise<void> {

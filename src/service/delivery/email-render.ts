@@ -1,0 +1,62 @@
+/**
+ * A receptor mail made ready to send: the PDF rendered from the stored row (pdf.ts), the message composed
+ * (email-message.ts), and its MIME bytes built by nodemailer's stream transport: the bytes an SMTP server receives
+ * and the outbox keeps, with CRLF line ends. CPU-bound (≈ 15–20 ms, most of it the PDF) and free of the store and the
+ * network, so it can run on the mail thread (email-render-pool.ts) as well as on the worker's own. It imports pdfkit and
+ * nodemailer: the worker's thread loads this module with its first mail (email-render-pool.ts), never before. Its
+ * imports are static: a thread started from the sources (tests) resolves no dynamic import() of a .ts file.
+ */
+import nodemailer from 'nodemailer';
+import type { DocumentRow } from '../../store/schema.js';
+import { renderPdf } from '../pdf.js';
+import { composeMail, type ComposeInput } from './email-message.js';
+
+/** Everything a mail is made of, as plain data (it crosses to the mail thread by structured clone). */
+export interface MailToRender extends Omit<ComposeInput, 'doc' | 'pdf'> {
+  row: DocumentRow;
+}
+
+export interface RenderedMail {
+  /** The whole message (RFC 5322, CRLF). */
+  raw: Uint8Array;
+  /** SMTP's MAIL FROM and RCPT TO. */
+  envelope: { from: string; to: string[] };
+  /** Base name of the outbox file (without `.eml`). */
+  outboxName: string;
+}
+
+type StreamTransport = { sendMail(message: object): Promise<{ message: Buffer }> };
+let stream: StreamTransport | undefined;
+
+/** nodemailer's stream transport: the message as one buffer, CRLF line ends (what an SMTP server receives). */
+function streamTransport(): StreamTransport {
+  return (stream ??= nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' }) as unknown as StreamTransport);
+}
+
+export async function renderMail(m: MailToRender): Promise<RenderedMail> {
+  const { row, ...rest } = m;
+  const pdf = await renderPdf(undefined, row);
+  const mail = composeMail({ ...rest, doc: { ...row, response_xml: row.response_xml ?? '' }, pdf });
+  const info = await streamTransport().sendMail({
+    from: { name: mail.from.name, address: mail.from.address },
+    to: mail.to,
+    ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
+    subject: mail.subject,
+    text: mail.text,
+    html: mail.html,
+    messageId: mail.messageId,
+    date: mail.date,
+    attachments: mail.attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType })),
+  });
+  return { raw: info.message, envelope: { from: mail.from.address, to: mail.to }, outboxName: mail.outboxName };
+}
+
+/**
+ * Loads what renderMail needs (pdfkit, the fonts, nodemailer) and, given a row, renders its PDF once, discarded: the
+ * fonts are parsed in the order a real PDF opens them and the layout of its words is cached, so the mail of that
+ * document, once accepted, is quick. What the mail thread does while a command still sends and waits for the verdict.
+ */
+export async function warmMailRendering(row?: DocumentRow): Promise<void> {
+  streamTransport();
+  if (row) await renderPdf(undefined, row);
+}
