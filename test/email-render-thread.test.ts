@@ -52,7 +52,7 @@ describe('the mail thread', () => {
   afterAll(() => thread.close());
 
   it('renders the mail the caller would: the same PDF bytes and parts, CRLF', async () => {
-    thread.warm(row);
+    thread.warm();
     const [onThread, inline] = await Promise.all([thread.render(mailOf(row)), inlineMailRenderer.render(mailOf(row))]);
     const [a, b] = await Promise.all([simpleParser(Buffer.from(onThread.raw)), simpleParser(Buffer.from(inline.raw))]);
     expect(a.subject).toBe(b.subject);

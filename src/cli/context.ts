@@ -9,6 +9,8 @@ export interface BackendOptions {
   profile?: string;
   /** Many documents (a batch): see LocalBackendOptions. */
   bulk?: boolean;
+  /** The command submits one document: see LocalBackendOptions. */
+  sending?: boolean;
 }
 
 /**
@@ -35,5 +37,5 @@ export interface Ctx extends ClientContext {
 /** The default BackendFactory: the profile in use (or the one named), local or remote (src/client/select.ts openBackend). */
 export async function profileBackend(ctx: ClientContext, opts: BackendOptions = {}): Promise<Backend> {
   const { openBackend } = await import('../client/select.js');
-  return openBackend(ctx, opts.profile, opts.bulk ? { bulk: true } : {});
+  return openBackend(ctx, opts.profile, { ...(opts.bulk ? { bulk: true } : {}), ...(opts.sending ? { sending: true } : {}) });
 }

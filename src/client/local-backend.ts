@@ -60,6 +60,11 @@ export interface LocalProfile {
 export interface LocalBackendOptions {
   /** Many documents (a batch): env local runs the emulator on a thread of its own (service/local-run.ts). */
   bulk?: boolean;
+  /**
+   * The command submits one document (`fecr send`): when the service mails, the thread that renders the receptor's
+   * mail starts loading at once, on the other core, while this one validates, signs and sends.
+   */
+  sending?: boolean;
 }
 
 /** service/local-run.ts, imported with the use cases' runtime (it brings the store's queries along). */
@@ -69,10 +74,33 @@ const FINAL: readonly DocumentEstado[] = FINAL_STATES;
 const STATES: readonly string[] = DOCUMENT_STATES;
 
 export async function openLocalBackend(ctx: Ctx, profile: LocalProfile = {}, opts: LocalBackendOptions = {}): Promise<Backend> {
+  const mail = await localMailDefaults(ctx, profile);
+  // `fecr send --wait`: the thread that will render the receptor's mail starts now, beside the loading of the service.
+  const mailThread = opts.sending && !opts.bulk ? await startMailThread(ctx) : undefined;
+  try {
+    return await openWith(ctx, profile, opts, mail, mailThread);
+  } catch (e) {
+    await mailThread?.close();
+    throw e;
+  }
+}
+
+type MailThread = import('../service/delivery/email-render-pool.js').MailRenderThread;
+
+/** One thread, warming up at once (its failure is said with --debug only: mails are then rendered on this thread). */
+async function startMailThread(ctx: Ctx): Promise<MailThread> {
+  const { MailRenderThread } = await import('../service/delivery/email-render-pool.js');
+  const thread = new MailRenderThread(1, (e) => {
+    if (ctx.debug) ctx.io.stderr.write(`debug: the mail thread failed (${e instanceof Error ? e.message : String(e)}); mails are rendered on the main thread\n`);
+  });
+  thread.warm();
+  return thread;
+}
+
+async function openWith(ctx: Ctx, profile: LocalProfile, opts: LocalBackendOptions, mail: Awaited<ReturnType<typeof localMailDefaults>>, mailThread: MailThread | undefined): Promise<Backend> {
   const [{ openService, resolveDataDir, REDACT }, { default: pino }, run] = await Promise.all([import('../service/runtime.js'), import('pino'), import('../service/local-run.js')]);
   const dataDir = profile.dataDir ? path.resolve(ctx.io.cwd, profile.dataDir) : resolveDataDir(ctx.io.env);
   const level = ctx.io.env.FECR_LOG_LEVEL ?? (ctx.debug ? 'warn' : 'silent');
-  const mail = await localMailDefaults(ctx, profile);
   let opened: OpenedService;
   try {
     opened = await openService({
@@ -94,7 +122,7 @@ export async function openLocalBackend(ctx: Ctx, profile: LocalProfile = {}, opt
     if (typeof code === 'string' && /^(E[A-Z]+|SQLITE_\w+)$/.test(code)) throw new BackendError('unavailable', `data dir ${dataDir}: cannot open (${code})`);
     throw e;
   }
-  return new LocalBackend(ctx, opened, dataDir, profile, run, opts);
+  return new LocalBackend(ctx, opened, dataDir, profile, run, opts, mailThread);
 }
 
 class LocalBackend implements Backend {
@@ -112,6 +140,7 @@ class LocalBackend implements Backend {
     private readonly profile: LocalProfile,
     private readonly local: LocalRunModule,
     opts: LocalBackendOptions = {},
+    mailThread?: MailThread,
   ) {
     this.svc = opened.ctx;
     this.bulk = opts.bulk ?? false;
@@ -119,6 +148,7 @@ class LocalBackend implements Backend {
       dataDir,
       ...(opts.bulk !== undefined ? { bulk: opts.bulk } : {}),
       ...(profile.emulatorDelayMs !== undefined ? { emulatorDelayMs: profile.emulatorDelayMs } : {}),
+      ...(mailThread ? { mailThread } : {}),
     });
   }
 

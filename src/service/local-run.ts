@@ -15,7 +15,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { FINAL_STATES } from '../core/lifecycle.js';
 import type { Worker, WorkerOptions } from './delivery/worker.js';
-import { documentRowWithRecipients, documentStateById, documentStateOf } from '../store/documents.js';
+import { documentStateById, documentStateOf } from '../store/documents.js';
 import type { DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { DocumentWatch } from './document-watch.js';
@@ -36,6 +36,8 @@ export interface LocalRunOptions {
   bulk?: boolean;
   /** Env local: the emulator's processing delay, ms (default 50). */
   emulatorDelayMs?: number;
+  /** The mail thread, started early by a one-document command (client/local-backend.ts); closed with the run. */
+  mailThread?: MailRenderThread;
 }
 
 /** The embedded emulator as the local run uses it: in this thread or on a worker thread. */
@@ -211,8 +213,6 @@ export class LocalRun {
    */
   async waitForVerdict(doc: { id: number; state: DocumentState }, deadline: number, onChange?: (state: DocumentState) => Promise<void>): Promise<DocumentState> {
     await this.startWorker();
-    // One document with a receptor to mail: the mail thread gets ready on the other core while Hacienda decides.
-    if (!this.opts.bulk && !FINAL.includes(doc.state)) await this.warmMail(doc.id);
     await this.nudge(doc.id);
     let nudged = Date.now();
     let state = doc.state;
@@ -280,12 +280,8 @@ export class LocalRun {
     await this.startHacienda();
     const { startWorker } = await import('./delivery/worker.js');
     const local = this.svc.hacienda.environment === 'local';
-    const { MailRenderThread } = await import('./delivery/email-render-pool.js');
-    // A batch's mails come after its verdicts (the emulator's thread is idle by then): one thread per core, at most 4.
-    const threads = this.opts.bulk ? Math.max(1, Math.min(4, availableParallelism())) : 1;
-    this.mails = new MailRenderThread(threads, (e) => this.svc.logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'the mail thread failed; mails are rendered on the main thread'));
     const opts: WorkerOptions = {
-      mailRenderer: this.mails,
+      mailRenderer: await this.mailThread(),
       // A person is waiting: poll sooner and never more than a few seconds apart.
       firstPollDelayMs: local ? 100 : 500,
       pollMaxIntervalMs: local ? 1_000 : 5_000,
@@ -299,11 +295,15 @@ export class LocalRun {
     return this.worker;
   }
 
-  /** Starts the mail thread on the document's PDF when the service mails and the document has recipients. */
-  private async warmMail(documentId: number): Promise<void> {
-    if (!this.svc.mail || !this.mails) return;
-    const row = await documentRowWithRecipients(this.svc.store.db, documentId);
-    if (row) this.mails.warm(row);
+  /** The thread that renders receptor mails (email-render-pool.ts), made on first use. */
+  private async mailThread(): Promise<MailRenderThread> {
+    if (this.mails) return this.mails;
+    const { MailRenderThread } = await import('./delivery/email-render-pool.js');
+    // A batch's mails come after its verdicts (the emulator's thread is idle by then): one thread per core, at most 4.
+    const threads = this.opts.bulk ? Math.max(1, Math.min(4, availableParallelism())) : 1;
+    return (this.mails ??= this.opts.mailThread ?? new MailRenderThread(threads, (e) =>
+      this.svc.logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'the mail thread failed; mails are rendered on the main thread'),
+    ));
   }
 
   /** Makes the undecided document's pending send/poll jobs due now and wakes the worker (what Hacienda's callback does). */

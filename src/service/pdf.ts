@@ -69,6 +69,29 @@ export function drawQr(pdf: PDFKit.PDFDocument, modules: { size: number; get(row
 }
 
 /**
+ * Gets this thread ready for its first PDF without a document: pdfkit, qrcode and the fonts loaded, the fonts parsed
+ * and kept (pdf-fonts.ts) in the order renderPdf opens them (bold for the title, then body: the same font ids as a PDF
+ * rendered first). No text is laid out: fontkit keeps each glyph as the first text that used it made it, and a glyph
+ * first made by other text than the document's can lose its Unicode mapping (copied text would then miss letters),
+ * so the first document lays out its own words as in a fresh process. A throwaway document; nothing is written.
+ */
+export async function warmPdfRendering(): Promise<void> {
+  const pdf = new PDFDocument({ size: 'A4', compress: true, ...PDF_DOCUMENT_FONT });
+  registerFonts(pdf);
+  const ended = new Promise<void>((resolve, reject) => {
+    pdf.on('end', resolve);
+    pdf.on('error', reject);
+  });
+  pdf.on('data', () => undefined);
+  pdf.font('bold');
+  pdf.font('body');
+  QRCode.create('5'.repeat(50), { errorCorrectionLevel: 'M' });
+  keepParsedFonts(pdf);
+  pdf.end();
+  await ended;
+}
+
+/**
  * Renders the PDF of a stored document row (needs `xml`, `state`, `kind`, `clave`; `detalle_mensaje` for rejections).
  * `ctx` is only used for logging. The same row gives the same bytes: the PDF's CreationDate is the verdict's time
  * (else the row's creation), not the clock, so the PDF mailed to the receptor is the one `/api/consultar/archivo` returns.

@@ -1,6 +1,6 @@
 /** Light queries of the `documents` table: ids and states only, no XML. */
 import type { Kysely } from 'kysely';
-import type { Database, DocumentRow, DocumentState } from './schema.js';
+import type { Database, DocumentState } from './schema.js';
 
 /** The id and state of an account's document by clave (undefined when the account has none). */
 export function documentStateOf(db: Kysely<Database>, accountId: number, clave: string): Promise<{ id: number; state: DocumentState } | undefined> {
@@ -21,11 +21,6 @@ export function documentStates(db: Kysely<Database>, ids: readonly number[]): Pr
 }
 
 /** A document's state by id (undefined when there is none). */
-/** The document's row when it has recipients for its receptor mail (documents.correos not empty), else undefined. */
-export async function documentRowWithRecipients(db: Kysely<Database>, id: number): Promise<DocumentRow | undefined> {
-  return db.selectFrom('documents').selectAll().where('id', '=', id).where('correos', 'is not', null).where('correos', '!=', '[]').executeTakeFirst();
-}
-
 export async function documentStateById(db: Kysely<Database>, id: number): Promise<DocumentState | undefined> {
   return (await db.selectFrom('documents').select('state').where('id', '=', id).executeTakeFirst())?.state;
 }

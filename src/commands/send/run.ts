@@ -40,7 +40,8 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
     } finally {
       spinner.stop();
     }
-  });
+    // With --wait the verdict, and then the receptor's mail, come in this command.
+  }, { sending: opts.wait === true });
   if (final) await report(ctx, final, { json: opts.json, strict: opts.strict, mode, ...(opts.quiet ? { table: () => {} } : {}) });
 }
 

@@ -3,15 +3,14 @@
  * (`inlineMailRenderer`), or on a thread of their own (`MailRenderThread`, piscina), beside the event loop that
  * sends, polls and answers.
  *
- * The thread is what a one-document command (`fecr send --wait`) needs: it starts as the document is submitted and,
- * on the other core, loads pdfkit, nodemailer and the fonts and renders that document's PDF once (`warm`) while the
- * command signs, sends and waits for the verdict; the mail then costs a few ms. A batch renders its mails after its
+ * The thread is what a one-document command (`fecr send --wait`) needs: it starts with the command and, on the other
+ * core, loads pdfkit, nodemailer and the fonts (`warm`) while the command loads the service, signs, sends and waits
+ * for the verdict; the mail then costs its rendering alone. A batch renders its mails after its
  * verdicts on as many threads as there are cores, the event loop only storing and writing them.
  *
  * If the thread cannot run a task (it fails to start or dies), rendering falls back to this thread for good: the
  * mail is the same, only slower.
  */
-import type { DocumentRow } from '../../store/schema.js';
 import { workerModule } from '../../adapters/worker-module.js';
 import type { MailToRender, RenderedMail } from './email-render.js';
 import type { RenderAnswer, RenderTask } from './email-render-worker.js';
@@ -20,8 +19,8 @@ type Piscina = import('piscina').Piscina;
 
 export interface MailRenderer {
   render(mail: MailToRender): Promise<RenderedMail>;
-  /** Gets ready for a mail (of `row`, when known) before there is one to render. */
-  warm(row?: DocumentRow): void;
+  /** Gets ready for a first mail before there is one to render. */
+  warm(): void;
   close(): Promise<void>;
 }
 
@@ -47,9 +46,9 @@ export class MailRenderThread implements MailRenderer {
     private readonly workerFile?: string,
   ) {}
 
-  warm(row?: DocumentRow): void {
+  warm(): void {
     if (this.broken || this.closed) return;
-    const task: RenderTask = row ? { kind: 'warm', row } : { kind: 'warm' };
+    const task: RenderTask = { kind: 'warm' };
     this.start()
       .then((p) => p.run(task))
       .catch((e: unknown) => this.fail(e));

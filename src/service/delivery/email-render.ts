@@ -8,7 +8,7 @@
  */
 import nodemailer from 'nodemailer';
 import type { DocumentRow } from '../../store/schema.js';
-import { renderPdf } from '../pdf.js';
+import { renderPdf, warmPdfRendering } from '../pdf.js';
 import { composeMail, type ComposeInput } from './email-message.js';
 
 /** Everything a mail is made of, as plain data (it crosses to the mail thread by structured clone). */
@@ -52,11 +52,19 @@ export async function renderMail(m: MailToRender): Promise<RenderedMail> {
 }
 
 /**
- * Loads what renderMail needs (pdfkit, the fonts, nodemailer) and, given a row, renders its PDF once, discarded: the
- * fonts are parsed in the order a real PDF opens them and the layout of its words is cached, so the mail of that
- * document, once accepted, is quick. What the mail thread does while a command still sends and waits for the verdict.
+ * Gets ready for a first mail: pdfkit, the fonts (parsed in the order a real PDF opens them: pdf.ts warmPdfRendering)
+ * and nodemailer loaded and run once on throwaway data. What the mail thread does while a one-document command still
+ * signs, sends and waits for the verdict.
  */
-export async function warmMailRendering(row?: DocumentRow): Promise<void> {
-  streamTransport();
-  if (row) await renderPdf(undefined, row);
+export async function warmMailRendering(): Promise<void> {
+  await warmPdfRendering();
+  // nodemailer's first message (its MIME code compiled): a throwaway one with a small attachment.
+  await streamTransport().sendMail({
+    from: 'a@fecr.invalid',
+    to: 'b@fecr.invalid',
+    subject: 'á',
+    text: 'á',
+    html: '<p>á</p>',
+    attachments: [{ filename: 'a.pdf', content: Buffer.alloc(4096), contentType: 'application/pdf' }],
+  });
 }
