@@ -17,6 +17,8 @@ import type { RenderAnswer, RenderTask } from './email-render-worker.js';
 
 type Piscina = import('piscina').Piscina;
 
+const YOUNG_GENERATION_MB = 8;
+
 export interface MailRenderer {
   render(mail: MailToRender): Promise<RenderedMail>;
   /** Gets ready for a first mail before there is one to render. */
@@ -83,6 +85,9 @@ export class MailRenderThread implements MailRenderer {
         idleTimeout: 2 ** 31 - 1,
         concurrentTasksPerWorker: 1,
         recordTiming: false,
+        // A mail's garbage is short-lived (the PDF's chunks, the MIME parts): a small young generation collects it
+        // soon, which keeps a batch's peak RSS down (as the emulator's thread does).
+        resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
       });
       p.on('error', (e: unknown) => this.fail(e));
       if (this.closed) void p.destroy().catch(() => undefined);

@@ -6,6 +6,7 @@ import { pgXmlCompression } from './0003-pg-xml-compression.js';
 import { documentParties } from './0004-document-parties.js';
 import { recibidos } from './0005-recibidos.js';
 import { emailDelivery } from './0006-email-delivery.js';
+import { jobsByType } from './0007-jobs-by-type.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004-document-parties': documentParties,
   '0005-recibidos': recibidos,
   '0006-email-delivery': emailDelivery,
+  '0007-jobs-by-type': jobsByType,
 };
 
 export const migrationProvider: MigrationProvider = {
