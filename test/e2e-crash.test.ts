@@ -160,6 +160,14 @@ describe('crash safety: kill -9 with 200 documents in flight, restart on the sam
     expect(new Set(recs.map((r) => r.clave))).toEqual(new Set(claves));
     expect(recs.filter((r) => r.acceptedPosts !== 1 || r.duplicatePosts !== 0 || r.estado !== 'aceptado')).toEqual([]);
 
+    // The receptor mails run after the documents' own jobs: the queue empties once they are written too.
+    await waitUntil(() => readDb('fecr.db', (db) => count(db, 'SELECT COUNT(*) AS n FROM jobs WHERE done_at IS NULL')) === 0, {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      label: 'the receptor mails after the webhooks',
+      describe: () => tail(third),
+    });
+
     // Graceful stop, then the store: every document aceptado with Mensaje 1, one delivered webhook each, no job left.
     expect(await third.stop('SIGTERM'), tail(third)).toBe(0);
     const after = readDb('fecr.db', (db) => ({
