@@ -248,7 +248,7 @@ export class LocalRun {
     if (this.closed) return;
     this.closed = true;
     await this.worker?.stop();
-    await this.mails?.close();
+    await (this.mails ?? this.opts.mailThread)?.close();
     this.watch?.close();
     if (this.hacienda) {
       const { closeLookups } = await import('./lookups.js');
