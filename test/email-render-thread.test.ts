@@ -7,21 +7,14 @@ import { MailRenderThread, inlineMailRenderer } from '../src/service/delivery/em
 import type { MailToRender } from '../src/service/delivery/email-render.js';
 import { renderPdf } from '../src/service/pdf.js';
 import type { DocumentRow } from '../src/store/schema.js';
-import { randomBytes } from 'node:crypto';
-import { securityCodeFrom } from '../src/core/clave.js';
-import { issueComprobante } from '../src/core/comprobante.js';
+import { issueSigned } from './helpers/issue.js';
 import { fixtureBody } from './helpers/api-context.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 
 let row: DocumentRow;
 beforeAll(() => {
   const issuer = makeTestIssuer();
-  const r = issueComprobante({ ...fixtureBody('01-fe-servicios-13'), numeroReferencia: 77 }, issuer.issuer, issuer.creds, {
-    securityCode: securityCodeFrom((k) => randomBytes(k)),
-    signingTime: new Date('2026-11-25T08:00:00-06:00'),
-    newId: () => randomBytes(8).toString('hex'),
-  });
-  if (!r.ok) throw new Error(JSON.stringify(r.findings));
+  const r = issueSigned({ ...fixtureBody('01-fe-servicios-13'), numeroReferencia: 77 }, issuer, new Date('2026-11-25T08:00:00-06:00'));
   row = {
     xml: r.xml,
     clave: r.doc.clave,

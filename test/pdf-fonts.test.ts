@@ -1,22 +1,15 @@
 // The PDF's fonts parsed once per process (src/service/pdf-fonts.ts): a PDF rendered with the shared parsed fonts is
 // byte for byte the PDF a fresh parse gives (the first render in a process parses; later ones reuse), for documents
 // of different kinds in any order, and the reuse makes a PDF several times cheaper.
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { securityCodeFrom } from '../src/core/clave.js';
-import { issueComprobante } from '../src/core/comprobante.js';
+import { issueSigned } from './helpers/issue.js';
 import { renderPdf } from '../src/service/pdf.js';
 import { fixtureBody } from './helpers/api-context.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 
 const issuer = makeTestIssuer();
 function row(fixture: string, n: number) {
-  const r = issueComprobante({ ...fixtureBody(fixture), numeroReferencia: n }, issuer.issuer, issuer.creds, {
-    securityCode: securityCodeFrom((k) => randomBytes(k)),
-    signingTime: new Date('2026-11-24T10:00:00-06:00'),
-    newId: () => randomBytes(8).toString('hex'),
-  });
-  if (!r.ok) throw new Error(JSON.stringify(r.findings));
+  const r = issueSigned({ ...fixtureBody(fixture), numeroReferencia: n }, issuer, new Date('2026-11-24T10:00:00-06:00'));
   return { xml: r.xml, state: 'aceptado' as const, clave: r.doc.clave, kind: r.doc.kind, decided_at: Date.parse('2026-11-24T10:05:00-06:00') };
 }
 

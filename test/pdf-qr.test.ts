@@ -2,14 +2,12 @@
 // (pdftoppm, 300 dpi, grey), every module's centre has the colour of the QR code that `qrcode` computes for the clave,
 // and the quiet zone around it is white; so a reader that decodes that QR code reads the clave.
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import QRCode from 'qrcode';
 import { afterAll, describe, expect, it } from 'vitest';
-import { securityCodeFrom } from '../src/core/clave.js';
-import { issueComprobante } from '../src/core/comprobante.js';
+import { issueSigned } from './helpers/issue.js';
 import { renderPdf } from '../src/service/pdf.js';
 import { fixtureBody } from './helpers/api-context.js';
 import { makeTestIssuer } from './helpers/issuer.js';
@@ -34,12 +32,7 @@ function readPgm(buf: Buffer): { width: number; height: number; px: Buffer } {
 describe('the QR code in the PDF', () => {
   it('every module of the clave’s QR code, and the quiet zone, as qrcode computes them', async () => {
     const issuer = makeTestIssuer();
-    const r = issueComprobante({ ...fixtureBody('01-fe-servicios-13'), numeroReferencia: 4242 }, issuer.issuer, issuer.creds, {
-      securityCode: securityCodeFrom((k) => randomBytes(k)),
-      signingTime: new Date('2026-11-24T10:00:00-06:00'),
-      newId: () => randomBytes(8).toString('hex'),
-    });
-    if (!r.ok) throw new Error(JSON.stringify(r.findings));
+    const r = issueSigned({ ...fixtureBody('01-fe-servicios-13'), numeroReferencia: 4242 }, issuer, new Date('2026-11-24T10:00:00-06:00'));
     const pdf = await renderPdf(undefined, { xml: r.xml, state: 'aceptado', clave: r.doc.clave, decided_at: Date.parse('2026-11-24T10:05:00-06:00') });
     const file = join(dir, 'fe.pdf');
     writeFileSync(file, pdf);

@@ -4,14 +4,12 @@
 // of a USD invoice, and the issuer's location and economic activity. Built from fixtures through the real
 // pipeline (issueComprobante → signed XML → renderPdf).
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { securityCodeFrom } from '../src/core/clave.js';
 import { TIPOS_EXONERACION } from '../src/core/codes.js';
-import { issueComprobante } from '../src/core/comprobante.js';
+import { issueSigned } from './helpers/issue.js';
 import { renderPdf } from '../src/service/pdf.js';
 import { ISSUER } from './helpers/bodies.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
@@ -35,12 +33,7 @@ function run(cmd: string, args: string[]): string {
 
 /** The fixture signed and rendered; its text in reading order with whitespace collapsed, and in layout mode. */
 async function pdfOf(name: string, body = fixture(`${name}.json`)): Promise<{ text: string; layout: string; xml: string; file: string }> {
-  const r = issueComprobante(body, t.issuer, t.creds, {
-    securityCode: securityCodeFrom((n) => randomBytes(n)),
-    signingTime: new Date(),
-    newId: () => randomBytes(8).toString('hex'),
-  });
-  if (!r.ok) throw new Error(JSON.stringify(r.findings));
+  const r = issueSigned(body, t);
   const file = join(dir, `${name}.pdf`);
   writeFileSync(file, await renderPdf(undefined, { xml: r.xml, clave: r.doc.clave, state: 'aceptado' }));
   const text = run('pdftotext', [file, '-']).replace(/\s+/g, ' ');

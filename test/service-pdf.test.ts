@@ -2,13 +2,11 @@
 // (pdftotext: title, clave, consecutivo, parties, figures, ₡ and the state; pdftoppm: the page is not blank).
 // What the page says about exoneraciones, 2-decimal money and the issuer's location: service-pdf-content.test.ts.
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { securityCodeFrom } from '../src/core/clave.js';
-import { issueComprobante } from '../src/core/comprobante.js';
+import { issueSigned } from './helpers/issue.js';
 import { renderPdf } from '../src/service/pdf.js';
 import { formatAmount } from '../src/service/pdf-content.js';
 import type { DocumentRow } from '../src/store/schema.js';
@@ -28,12 +26,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function signed(body: Record<string, any>): { xml: string; clave: string; consecutivo: string } {
-  const r = issueComprobante(body, t.issuer, t.creds, {
-    securityCode: securityCodeFrom((n) => randomBytes(n)),
-    signingTime: new Date(),
-    newId: () => randomBytes(8).toString('hex'),
-  });
-  if (!r.ok) throw new Error(JSON.stringify(r.findings));
+  const r = issueSigned(body, t);
   return { xml: r.xml, clave: r.doc.clave, consecutivo: r.doc.numeroConsecutivo };
 }
 

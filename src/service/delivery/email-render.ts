@@ -37,17 +37,8 @@ export async function renderMail(m: MailToRender): Promise<RenderedMail> {
   const { row, ...rest } = m;
   const pdf = await renderPdf(undefined, row);
   const mail = composeMail({ ...rest, doc: { ...row, response_xml: row.response_xml ?? '' }, pdf });
-  const info = await streamTransport().sendMail({
-    from: { name: mail.from.name, address: mail.from.address },
-    to: mail.to,
-    ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
-    subject: mail.subject,
-    text: mail.text,
-    html: mail.html,
-    messageId: mail.messageId,
-    date: mail.date,
-    attachments: mail.attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType })),
-  });
+  const { outboxName: _, ...message } = mail;
+  const info = await streamTransport().sendMail(message);
   return { raw: info.message, envelope: { from: mail.from.address, to: mail.to }, outboxName: mail.outboxName };
 }
 
