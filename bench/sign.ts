@@ -45,7 +45,7 @@ export function tenLineInvoice(): Record<string, unknown> {
   return {
     emisor: ISSUER.identificacion,
     numeroReferencia: 42,
-    codigoActividad: '620100',
+    codigoActividad: '6201.0',
     tipoDoc: '1',
     folioType: 'INVOICE',
     fechaEmision: '2026-03-15T10:30:00-06:00',

@@ -58,7 +58,7 @@ const KINDS: Record<string, { base: () => Body; cases: Case[] }> = {
           (b.detalleServicio[0].impuesto[0].exoneracion = {
             tipoDocumento: '04', numeroDocumento: 'AL-00020402-24', nombreInstitucion: '01', fechaEmision: '2024-03-01T00:00:00', porcentajeExoneracion: 0,
           }), 'detalleServicio[0].impuesto[0].exoneracion'],
-      ['codigoActividadReceptor', (b) => (b.codigoActividadReceptor = '620100'), 'codigoActividadReceptor'],
+      ['codigoActividadReceptor', (b) => (b.codigoActividadReceptor = '6201.0'), 'codigoActividadReceptor'],
       ['ivaCobradoFabrica on a line', (b) => (b.detalleServicio[0].ivaCobradoFabrica = '01'), 'detalleServicio[0].ivaCobradoFabrica'],
       ['USD without tipoCambio', (b) => void delete b.resumenFactura.codigoTipoMoneda.tipoCambio, 'resumenFactura.codigoTipoMoneda.tipoCambio'],
       ['subTotal off by 1', (b) => (b.detalleServicio[0].subTotal = '3201.00'), 'detalleServicio[0].subTotal'],

@@ -30,7 +30,7 @@ async function writeCsv(file: string, from: number, docs: number): Promise<void>
   const out = createWriteStream(join(work, file));
   out.write('emisor,numeroReferencia,tipoDoc,fechaEmision,codigoActividad,receptorNombre,receptorTipo,receptorNumero,receptorCorreo,moneda,medioPago,condicionVenta,codigo,detalle,cantidad,unidadMedida,precioUnitario,descuento,codigoTarifa\n');
   for (let n = from; n < from + docs; n++) {
-    const doc = `3101123456,${n},1,2026-03-02T09:15:00-06:00,620100,DISTRIBUIDORA EL CAFETAL LIMITADA,02,3101987654,compras@elcafetal.example.cr,CRC,04,01`;
+    const doc = `3101123456,${n},1,2026-03-02T09:15:00-06:00,6201.0,DISTRIBUIDORA EL CAFETAL LIMITADA,02,3101987654,compras@elcafetal.example.cr,CRC,04,01`;
     out.write(`${doc},8311200000000,Consultoría en gestión comercial,${1 + (n % 5)},h,50000,,08\n`);
     out.write(`${doc},4781400000000,Licencia de software,${1 + (n % 7)},Unid,1250.50,,08\n`);
   }

@@ -92,7 +92,7 @@ describe('fecr batch FILE.csv: the new kinds (ND 2, FEC 8, FEE 9, REP 10)', () =
   const columns = header.split(',');
   const quote = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
   const csvOf = (rows: Record<string, string>[]) => [header, ...rows.map((r) => columns.map((c) => quote(r[c] ?? '')).join(','))].join('\n') + '\n';
-  const doc = { emisor: '3101123456', codigoActividad: '620100', fechaEmision: '2026-03-21T09:00:00-06:00', moneda: 'CRC', medioPago: '04' };
+  const doc = { emisor: '3101123456', codigoActividad: '6201.0', fechaEmision: '2026-03-21T09:00:00-06:00', moneda: 'CRC', medioPago: '04' };
   const bncr = { receptorNombre: 'BANCO NACIONAL DE COSTA RICA', receptorTipo: '02', receptorNumero: '4000001021' };
   const service = { codigo: '8313200000100', detalle: 'Consultoría en TI', cantidad: '1', unidadMedida: 'Sp', precioUnitario: '25000', codigoTarifa: '08' };
   const ref = { referenciaTipoDocIR: '01', referenciaNumero: '50605032600310112345600100001010000000102148213570', referenciaFechaEmision: '2026-03-05T14:20:00-06:00', referenciaCodigo: '02', referenciaRazon: 'Ajuste de precio' };

@@ -395,8 +395,8 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
         'identificacion\ttipoIdentificacion\tnombre\tregimen\testado',
         '4000001021\t02\tBANCO NACIONAL DE COSTA RICA\tRégimen general\tInscrito',
         '',
-        'actividad\tdescripcion',
-        '6492.0\tOtros tipos de crédito',
+        'actividad\tciiu3\tdescripcion',
+        '6492.0\t659202\tOtros tipos de crédito',
         '',
       ]);
       const j = await fecr(['contribuyente', '4-000-001021', '--json']);
@@ -406,7 +406,7 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
         identificacion: '4000001021',
         regimen: { codigo: 1, descripcion: 'Régimen general' },
         situacion: { estado: 'Inscrito', moroso: 'NO', omiso: 'NO', administracionTributaria: 'Dirección de Grandes Contribuyentes Nacionales' },
-        actividades: [{ codigo: '6492.0', descripcion: 'Otros tipos de crédito' }],
+        actividades: [{ codigo: '6492.0', descripcion: 'Otros tipos de crédito', ciiu3: ['659202'] }],
       });
     });
 

@@ -21,7 +21,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('aceptado with warnings', () => {
-  const body = (n: number) => ({ ...fixtureBody('01-fe-servicios-13'), numeroReferencia: n, codigoActividad: '649200' });
+  const body = (n: number) => ({ ...fixtureBody('01-fe-servicios-13'), numeroReferencia: n, codigoActividad: '6492.0' });
 
   it('without --strict: exit 0, the warning printed', async () => {
     writeFileSync(join(dir, 'w1.json'), JSON.stringify(body(401)));

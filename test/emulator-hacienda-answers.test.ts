@@ -116,7 +116,7 @@ describe('the table of NOTES §6.3, code by code', () => {
 
   it('-1: only the first schema error, with its line; an unread document is DESCONOCIDO with zero amounts', async () => {
     const st = await verdict(
-      build(FE, { xml: (x) => x.replace('<CodigoActividadEmisor>620100</CodigoActividadEmisor>', '<CodigoActividadEmisor>62010</CodigoActividadEmisor>').replace('<Detalle>', '<Detalle></Detalle><Detalle>') }),
+      build(FE, { xml: (x) => x.replace('<CodigoActividadEmisor>6201.0</CodigoActividadEmisor>', '<CodigoActividadEmisor>62010</CodigoActividadEmisor>').replace('<Detalle>', '<Detalle></Detalle><Detalle>') }),
     );
     expect(st.estado).toBe('rechazado');
     expect(st.mensaje!.errores).toHaveLength(1);
@@ -218,7 +218,7 @@ describe('the table of NOTES §6.3, code by code', () => {
   });
 
   it('-407 (a catalogue activity the issuer has not registered: warning) and -408 (not in the catalogue: rejection)', async () => {
-    const st = await verdict(build(FE, { body: (b) => (b.codigoActividad = '649200') }));
+    const st = await verdict(build(FE, { body: (b) => (b.codigoActividad = '6492.0') }));
     expect(st.estado).toBe('aceptado');
     expect(st.mensaje!.errores).toEqual([
       {

@@ -214,7 +214,7 @@ describe('fault 2: the findings about figures derive from the values the other f
 
   it('a batch CSV row with tarifa "15" on codigoTarifa "08": the figures fecr computes for it use 13 %, one finding', () => {
     const cells = {
-      emisor: '3101123456', numeroReferencia: '201', tipoDoc: '1', fechaEmision: '2026-03-02T09:15:00-06:00', codigoActividad: '620100',
+      emisor: '3101123456', numeroReferencia: '201', tipoDoc: '1', fechaEmision: '2026-03-02T09:15:00-06:00', codigoActividad: '6201.0',
       receptorNombre: 'DISTRIBUIDORA EL CAFETAL', receptorTipo: '02', receptorNumero: '3101987654', moneda: 'CRC', medioPago: '04',
       codigo: '8311200000000', detalle: 'Consultoría', cantidad: '2', unidadMedida: 'h', precioUnitario: '50000', descuento: '10000',
       impuestoCodigo: '01', codigoTarifa: '08', tarifa: '15',

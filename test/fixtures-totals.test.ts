@@ -17,7 +17,7 @@ const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtu
 const ISSUER = {
   identificacion: '3101123456',
   tipoIdentificacion: 2,
-  codigoActividad: '620100',
+  codigoActividad: '6201.0',
   sucursal: 1,
   nombre: 'SOFTWARE TICO SOCIEDAD ANONIMA',
   nombreComercial: 'SOFTWARE TICO',

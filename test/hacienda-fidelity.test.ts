@@ -187,7 +187,7 @@ describe('rejected, each with its specific reason', () => {
 
   it('an XSD violation → esquema', async () => {
     const u = unsigned(NAME, (b) => ((b as { numeroReferencia: number }).numeroReferencia = 9007));
-    const xml = u.xml.replace('<CodigoActividadEmisor>620100</CodigoActividadEmisor>', '<CodigoActividadEmisor>62010</CodigoActividadEmisor>');
+    const xml = u.xml.replace('<CodigoActividadEmisor>6201.0</CodigoActividadEmisor>', '<CodigoActividadEmisor>62010</CodigoActividadEmisor>');
     expect(xml).not.toBe(u.xml);
     const st = await verdict(request(u.doc, sign(xml)));
     expect(st.estado).toBe('rechazado');

@@ -17,14 +17,20 @@ afterAll(async () => {
 });
 
 describe('lookups', () => {
-  it('4000001021 → BANCO NACIONAL DE COSTA RICA, with a string CIIU activity code', async () => {
+  it('4000001021 → BANCO NACIONAL DE COSTA RICA, with a string CIIU-4 activity code and its old code under ciiu3 (the 2026 shape)', async () => {
     const q = new PublicQueryClient({ baseUrl: emu.url });
     const t = await q.getTaxpayer('4000001021');
     expect(t?.nombre).toBe('BANCO NACIONAL DE COSTA RICA');
     expect(t?.tipoIdentificacion).toBe('02');
     expect(t?.regimen.codigo).toBe(1);
     expect(t?.situacion).toMatchObject({ moroso: 'NO', omiso: 'NO', estado: 'Inscrito' });
-    expect(t?.actividades[0]).toEqual({ estado: 'A', tipo: 'P', codigo: '6492.0', descripcion: 'Otros tipos de crédito' });
+    expect(t?.actividades[0]).toEqual({
+      estado: 'A',
+      tipo: 'P',
+      codigo: '6492.0',
+      descripcion: 'Otros tipos de crédito',
+      ciiu3: [{ codigo: '659202', descripcion: 'EMISORAS Y PROCESADORAS DE TARJETAS DE CREDITO' }],
+    });
     await q.close();
   });
 

@@ -149,7 +149,7 @@ describe('pooled validator ≡ validator on the event loop', () => {
   it('an XSD violation is found by the batched xmllint run, in front of the other errors', async () => {
     const p = parseDocument(fixture(), t.issuer, { securityCode: code() });
     if (!p.ok) throw new Error(JSON.stringify(p.findings));
-    const xml = buildComprobanteXml(p.doc, p.totals).replace('<CodigoActividadEmisor>620100</CodigoActividadEmisor>', '<CodigoActividadEmisor>62010</CodigoActividadEmisor>');
+    const xml = buildComprobanteXml(p.doc, p.totals).replace('<CodigoActividadEmisor>6201.0</CodigoActividadEmisor>', '<CodigoActividadEmisor>62010</CodigoActividadEmisor>');
     const signed = signCanonical(xml, t.creds, { signingTime: new Date(), newId });
     const m = meta(p.doc.clave, p.doc.fechaEmision);
     const [a, b] = await Promise.all([pooled(Buffer.from(signed), m), inThread(Buffer.from(signed), m)]);

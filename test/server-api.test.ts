@@ -76,7 +76,7 @@ beforeAll(async () => {
     ...ISSUER,
     identificacion: 3101123456,
     tipoIdentificacion: 2,
-    codigoActividad: 620100,
+    codigoActividad: 6201.0,
     pinCertificado: PIN,
     claveHacienda: Buffer.from(PASSWORD).toString('base64'),
     certificadoHacienda: p12.toString('base64'),
@@ -354,7 +354,7 @@ describe('Hacienda lookups (emulator)', () => {
       identificacion: '3101123456',
       regimen: { codigo: 1, descripcion: 'Régimen general' },
       situacion: { estado: 'Inscrito', moroso: 'NO', omiso: 'NO', administracionTributaria: 'San José Oeste' },
-      actividades: [{ codigo: '6201.0', descripcion: 'Actividades de programación informática' }],
+      actividades: [{ codigo: '6201.0', descripcion: 'Actividades de programación informática', ciiu3: ['722003'] }],
     });
     r = await post('/api/hacienda/identificacion', { identificacion: '3101123456', detalle: 'yes' });
     expect(r.status).toBe(400);

@@ -61,7 +61,7 @@ beforeAll(async () => {
     ...ISSUER,
     identificacion: 3101123456,
     tipoIdentificacion: 2,
-    codigoActividad: 620100,
+    codigoActividad: 6201.0,
     pinCertificado: PIN,
     claveHacienda: Buffer.from(PASSWORD).toString('base64'),
     certificadoHacienda: p12.toString('base64'),

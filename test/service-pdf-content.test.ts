@@ -52,7 +52,7 @@ function expectRow(layout: string, label: string, value: string): void {
 }
 
 function expectIssuerHeader(text: string): void {
-  expect(text).toContain('Actividad económica: 620100');
+  expect(text).toContain('Actividad económica: 6201.0');
   expect(text).toContain('San José'); // provincia 1
   expect(text).toMatch(/cantón 01\b/);
   expect(text).toMatch(/distrito 08\b/);

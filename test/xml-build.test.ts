@@ -77,7 +77,7 @@ describe('buildComprobanteXml', () => {
     expect(te).not.toContain('TipoTransaccion');
     expect(te).not.toContain('<Receptor>');
     const fe = buildComprobanteXml(feFixture().doc, feFixture().totals);
-    expect(fe).toContain('<CodigoActividadEmisor>620100</CodigoActividadEmisor><CodigoActividadReceptor>702000</CodigoActividadReceptor>');
+    expect(fe).toContain('<CodigoActividadEmisor>6201.0</CodigoActividadEmisor><CodigoActividadReceptor>7020.0</CodigoActividadReceptor>');
     expect(fe).toContain('<TipoTransaccion>01</TipoTransaccion>');
     expect(KIND_RULES.FEE.baseImponible).toBe(false);
     expect(KIND_RULES.REP.lineaMercancia).toBe(false);

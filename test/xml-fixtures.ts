@@ -51,7 +51,7 @@ function base(kind: Comprobante['kind'], tipo: string, numero: number): Pick<
     numeroConsecutivo: consecutivo,
     situacion: '1',
     proveedorSistemas: '3101123456',
-    codigoActividadEmisor: '620100',
+    codigoActividadEmisor: '6201.0',
     fechaEmision: FECHA,
     emisor: EMISOR,
   };
@@ -135,7 +135,7 @@ export interface Fixture {
 export function feFixture(): Fixture {
   const doc: Comprobante = {
     ...base('FE', '01', 1),
-    codigoActividadReceptor: '702000',
+    codigoActividadReceptor: '7020.0',
     receptor: RECEPTOR,
     condicionVenta: '01',
     lineas: [
@@ -269,7 +269,7 @@ function notaFixture(kind: 'NC' | 'ND'): Fixture {
   const fe = feFixture();
   const doc: Comprobante = {
     ...base(kind, kind === 'NC' ? '03' : '02', 1),
-    codigoActividadReceptor: '702000',
+    codigoActividadReceptor: '7020.0',
     receptor: RECEPTOR,
     condicionVenta: '01',
     lineas: [{ ...fe.doc.lineas[1]!, numeroLinea: 1, cantidad: d(1), descuentos: [] }],
@@ -308,7 +308,7 @@ function teBase(numero: number, receptor?: Receptor): Fixture {
   const doc: Comprobante = {
     ...base('TE', '04', numero),
     // TE has no CodigoActividadReceptor: the builder must leave it out.
-    codigoActividadReceptor: '702000',
+    codigoActividadReceptor: '7020.0',
     receptor,
     condicionVenta: '01',
     lineas: [
@@ -393,7 +393,7 @@ export function fecFixture(): Fixture {
   const doc: Comprobante = {
     ...base('FEC', '08', 1),
     emisor: { ...EMISOR, nombre: 'Juan Agricultor Mora', identificacion: { tipo: '01', numero: '301230456' }, nombreComercial: undefined },
-    codigoActividadReceptor: '620100',
+    codigoActividadReceptor: '6201.0',
     receptor: { ...RECEPTOR, identificacion: { tipo: '02', numero: '3101123456' } },
     condicionVenta: '01',
     lineas: te.doc.lineas.map((l) => ({ ...l, ivaCobradoFabrica: '01' })), // no IVACobradoFabrica in FEC: left out

@@ -117,7 +117,7 @@ describe('MensajeReceptor', () => {
       mensaje: 2 as const,
       detalleMensaje: 'Aceptado parcialmente: faltó una caja',
       montoTotalImpuesto: '13351.1755',
-      codigoActividad: '702000',
+      codigoActividad: '7020.0',
       condicionImpuesto: '02',
       montoTotalImpuestoAcreditar: dec('10000'),
       montoTotalDeGastoAplicable: dec('0'),
@@ -176,8 +176,8 @@ describe('parseComprobanteXml', () => {
     const f = feFixture();
     const p = parseComprobanteXml(buildComprobanteXml(f.doc, f.totals));
     expect(p).toMatchObject({
-      codigoActividadEmisor: '620100',
-      codigoActividadReceptor: '702000',
+      codigoActividadEmisor: '6201.0',
+      codigoActividadReceptor: '7020.0',
       proveedorSistemas: '3101123456',
       condicionVenta: '01',
       emisor: { nombre: 'Soluciones Ñandú & Hijos S.A.', ubicacion: { provincia: '1', canton: '01', distrito: '08' }, correoElectronico: ['facturacion@nandu.example.cr'] },

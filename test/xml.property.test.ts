@@ -72,7 +72,7 @@ function toBody(spec: fc.Arbitrary<unknown> extends never ? never : any): Record
   return {
     emisor: ISSUER.identificacion,
     numeroReferencia: spec.numero,
-    codigoActividad: '620100',
+    codigoActividad: '6201.0',
     tipoDoc: spec.kind === '4x' ? '4' : spec.kind,
     folioType: 'INVOICE',
     fechaEmision: '2026-06-30T23:59:59',

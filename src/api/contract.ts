@@ -57,8 +57,11 @@ export interface TaxpayerSummary {
   nombre: string;
   tipoIdentificacion: string;
   identificacion: string;
-  /** Only when asked for (`actividades: true`): active economic activities (codigo as Hacienda lists it, e.g. "6201.0"). */
-  actividades?: { codigo: string; descripcion: string }[];
+  /**
+   * Only when asked for (`actividades: true`): active economic activities (codigo as Hacienda lists it, CIIU-4 e.g.
+   * "6201.0"; ciiu3 the activity's code(s) of the former catalogue, when Hacienda lists them).
+   */
+  actividades?: { codigo: string; descripcion: string; ciiu3?: string[] }[];
   /** Only when asked for (`detalle: true`, which brings `actividades` too): the taxpayer's tax régimen… */
   regimen?: { codigo: number; descripcion: string };
   /** …and standing in Hacienda's registry (estado "Inscrito", …; moroso and omiso "SI" or "NO"). */

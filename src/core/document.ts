@@ -9,6 +9,7 @@
  * (a discount above the amount) holds back the figures computed from it, and its finding says they wait for it.
  * So whoever applies exactly what the findings say gets a clean validation on the next run.
  */
+import { actividadItems } from './rules/registry-rules.js';
 import { buildClave, buildConsecutivo } from './clave.js';
 import {
   CONDICIONES_SIN_MEDIO_PAGO,
@@ -53,6 +54,8 @@ export function parseIssuer(input: unknown): { ok: true; issuer: IssuerRecord } 
     findings.push({ path: 'identificacion', message: `must be ${tipo.rule} for tipoIdentificacion ${Number(issuer.tipoIdentificacion)}` });
   }
   if (!parseTelefono(issuer.telefono)) findings.push({ path: 'telefono', message: 'must be a phone number of 8 to 20 digits' });
+  // An issuer registered with a code Hacienda refuses (-408) would have every document rejected: refused here.
+  for (const i of actividadItems(issuer.codigoActividad)) if (!i.aviso) findings.push({ path: 'codigoActividad', message: `${i.codigo} ${i.mensaje}` });
   const nombre = issuer.nombre ?? issuer.nombreComercial;
   if (nombre.length < 5) findings.push({ path: 'nombreComercial', message: 'must have at least 5 characters when nombre is not given (it is the Emisor Nombre)' });
   return findings.length ? { ok: false, findings } : { ok: true, issuer };

@@ -1,4 +1,5 @@
 /** The issuer a body is validated against when no issuer record is given (`fecr validate`, `fecr batch --dry-run`). */
+import { actividadFromInput } from './catalog/actividades.js';
 import type { IssuerRecord } from './input/schema.js';
 
 /**
@@ -12,7 +13,7 @@ export function placeholderIssuer(body: unknown): IssuerRecord {
   return {
     identificacion: id,
     tipoIdentificacion: tipo,
-    codigoActividad: typeof b.codigoActividad === 'string' && b.codigoActividad.length === 6 ? b.codigoActividad : '000000',
+    codigoActividad: typeof b.codigoActividad === 'string' || typeof b.codigoActividad === 'number' ? actividadFromInput(b.codigoActividad) : '',
     sucursal: 1,
     nombreComercial: 'Emisor sin registro',
     telefono: '22222222',

@@ -36,6 +36,7 @@ import { parseXmlDocument } from '../core/sign/xml-dom.js';
 import { parseClave } from '../core/clave.js';
 import { partiesOf } from '../core/parties.js';
 import { crParts, parseIsoDateTime } from '../core/dates.js';
+import { fechaEmisionItems } from '../core/rules/registry-rules.js';
 import { CODIGOS, err, isAccepted, TEXTOS } from './codes.js';
 import { lineErrors, sumErrors, totalsErrors } from './figures.js';
 import { kindErrors } from './kinds.js';
@@ -294,13 +295,8 @@ function claveErrors(doc: ParsedComprobante, meta: ValidationMeta, issuerNumero:
     }
     if (parts.consecutivo !== doc.numeroConsecutivo) out.push(err(CODIGOS.CLAVE_CONSECUTIVO, TEXTOS.clave23));
   }
-  if (fecha && fecha.getTime() > meta.now.getTime() + futureMs) {
-    // A later day in Costa Rica is refused; later the same day is only a warning (the hour is "not official").
-    const f = crParts(fecha);
-    const n = crParts(meta.now);
-    const laterDay = f.year * 10_000 + f.month * 100 + f.day > n.year * 10_000 + n.month * 100 + n.day;
-    out.push(laterDay ? err(CODIGOS.FECHA_EMISION, TEXTOS.fechaDia53) : { ...err(CODIGOS.FECHA_EMISION, TEXTOS.fechaHora53), aviso: true });
-  }
+  // -53, shared with `fecr validate` (core/rules/registry-rules.ts).
+  if (fecha) for (const i of fechaEmisionItems(fecha, meta.now, futureMs)) out.push(i.aviso ? { ...err(i.codigo, i.mensaje), aviso: true } : err(i.codigo, i.mensaje));
   const tipo = doc.numeroConsecutivo.slice(8, 10);
   if (tipo !== KINDS[doc.kind].tipoComprobante) {
     out.push(err(CODIGOS.TIPO_COMPROBANTE, `El tipo de comprobante del consecutivo (${tipo}) no corresponde a ${doc.rootName} (${KINDS[doc.kind].tipoComprobante}).`));

@@ -9,7 +9,8 @@ import { referenceErrors } from './kinds.js';
 import { deliverCallback, type CallbackOptions } from './callback.js';
 import type { FaultConfig } from './faults.js';
 import type { MensajeHaciendaSigner } from './mensaje.js';
-import { actividadComprobante, type Registry, type TaxpayerRecord } from './registry.js';
+import type { Registry, TaxpayerRecord } from './registry.js';
+import { actividadItems, cabysItems, type RuleItem } from '../core/rules/registry-rules.js';
 import type { EmulatorEnvironment, EmulatorStore, ReceptionRecord, ValidationErrorItem } from './store.js';
 import { CODIGOS, isAccepted, TEXTOS, type ComprobanteValidator, type ValidationResult } from './validate.js';
 import { crParts } from '../core/dates.js';
@@ -248,25 +249,17 @@ export class ReceptionProcessor {
   }
 
   /**
-   * The checks against Hacienda's registers: every line's CABYS code in the catalogue (-400); the issuer's activity
-   * in the activity catalogue (-408) and among its registered activities (-407, a warning); its location as
+   * The checks against Hacienda's registers, shared with `fecr validate` (core/rules/registry-rules.ts): every line's
+   * CABYS code in the catalogue (-400); the issuer's activity (-408, or the warnings -9010 and -407); its location as
    * registered (-37, a warning). An issuer the registry does not know yet has no activities or location to compare.
    */
   private registryErrors(r: ValidationResult): ValidationErrorItem[] {
-    const out: ValidationErrorItem[] = [];
     const reg = this.o.registry;
-    if (reg.hasCabysCatalogue) {
-      for (const l of r.cabys ?? []) if (l.codigo && !reg.getCabys(l.codigo)) out.push({ codigo: CODIGOS.CABYS, mensaje: TEXTOS.cabys400(l.linea), fila: 0, columna: 0 });
-    }
-    const code = r.codigoActividadEmisor;
+    const items: RuleItem[] = [];
+    if (reg.hasCabysCatalogue) items.push(...cabysItems(r.cabys ?? [], (c) => reg.getCabys(c) !== undefined));
     const taxpayer = r.numeroCedulaEmisor ? reg.getTaxpayer(r.numeroCedulaEmisor.replace(/^0+/, '')) : undefined;
-    if (code) {
-      const known = reg.actividadEnCatalogo(code);
-      if (known === false) out.push({ codigo: CODIGOS.ACTIVIDAD_INVALIDA, mensaje: TEXTOS.actividad408, fila: 0, columna: 0 });
-      else if (taxpayer && taxpayer.actividades.length > 0 && !taxpayer.actividades.some((a) => actividadComprobante(a.codigo) === code)) {
-        out.push({ codigo: CODIGOS.ACTIVIDAD_NO_REGISTRADA, mensaje: TEXTOS.actividad407, fila: 0, columna: 0, aviso: true });
-      }
-    }
+    if (r.codigoActividadEmisor) items.push(...actividadItems(r.codigoActividadEmisor, taxpayer?.actividades).filter((i) => !i.soloValidacion));
+    const out: ValidationErrorItem[] = items.map((i) => ({ codigo: i.codigo, mensaje: i.mensaje, fila: 0, columna: 0, ...(i.aviso ? { aviso: true } : {}) }));
     const u = r.ubicacionEmisor;
     const reg37 = taxpayer?.ubicacion;
     if (u && reg37 && (u.provincia !== reg37.provincia || u.canton !== reg37.canton || u.distrito !== reg37.distrito)) {

@@ -3,27 +3,19 @@
  * registry JSON (shapes of /fe/ae and /fe/ex) and the CABYS catalogue (`{id, description, tax_percent}`,
  * tax_percent a fraction), either plain JSON or gzip (detected by magic bytes).
  */
-import { readFileSync, statSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { statSync } from 'node:fs';
+import { readCabysRows, readMaybeGzip } from '../adapters/cabys-file.js';
+import { actividadAntigua, ciiu4Descripcion, codigosAntiguosDe } from '../core/catalog/actividades.js';
 
 export interface TaxpayerRecord {
   nombre: string;
   tipoIdentificacion: string;
   regimen: { codigo: number; descripcion: string };
   situacion: { moroso: string; omiso: string; estado: string; administracionTributaria: string; mensaje?: string };
-  actividades: { estado: string; tipo: string; codigo: string; descripcion: string }[];
+  /** As /fe/ae lists them since TRIBU-CR: `codigo` the CIIU-4 code (`6201.0`), `ciiu3` the old code(s). */
+  actividades: { estado: string; tipo: string; codigo: string; descripcion: string; ciiu3?: { codigo: string; descripcion: string }[] }[];
   /** Where the taxpayer is registered (learnt from its first accepted document; the seed has none). */
   ubicacion?: { provincia: string; canton: string; distrito: string };
-}
-
-/**
- * An activity code as comprobantes write it: six digits. The registry (like /fe/ae) gives the CIIU-4 form
- * `6201.0`, which is `620100` on a comprobante; a six-digit code is itself. Anything else has no such form.
- */
-export function actividadComprobante(code: string): string | undefined {
-  if (/^\d{6}$/.test(code)) return code;
-  const m = /^(\d{4})\.(\d)$/.exec(code);
-  return m ? `${m[1]}${m[2]}0` : undefined;
 }
 
 export interface ExoneracionRecord {
@@ -68,25 +60,12 @@ function singular(w: string): string {
   return w;
 }
 
-export function readMaybeGzip(file: string): string {
-  const buf = readFileSync(file);
-  const raw = buf.length > 2 && buf[0] === 0x1f && buf[1] === 0x8b ? gunzipSync(buf) : buf;
-  return raw.toString('utf8');
-}
-
 export class Registry {
   private readonly taxpayers = new Map<string, TaxpayerRecord>();
   private readonly exoneraciones = new Map<string, ExoneracionRecord>();
   private cabysIndex: { list: IndexedCabys[] } | undefined;
   /** Where the CABYS catalogue is read from, on first use (it is ≈ 20 000 entries: most commands never need it). */
   private cabysFile: string | undefined;
-  /**
-   * The emulator's Catálogo de Actividades Económicas: the activities of the seed taxpayers
-   * (fixtures/hacienda-registry.json), in their six-digit form. The real catalogue is not public as data; this one
-   * holds the codes of the test identities (e.g. 620100), so -408 is answered for any other code.
-   */
-  private readonly actividades = new Set<string>();
-
   /** The catalogue by code: what the reception's -400 check needs, without the search index. */
   private cabysByCode: Map<string, CabysEntry> | undefined;
 
@@ -94,8 +73,7 @@ export class Registry {
     if (!this.cabysByCode) {
       const byCode = new Map<string, CabysEntry>();
       if (this.cabysFile) {
-        const rows = JSON.parse(readMaybeGzip(this.cabysFile)) as { id: string; description: string; tax_percent: number }[];
-        for (const row of rows) byCode.set(row.id, { codigo: row.id, descripcion: row.description.trim(), impuesto: Math.round(row.tax_percent * 100) });
+        for (const row of readCabysRows(this.cabysFile)) byCode.set(row.id, { codigo: row.id, descripcion: row.description.trim(), impuesto: Math.round(row.tax_percent * 100) });
       }
       this.cabysByCode = byCode;
     }
@@ -114,10 +92,6 @@ export class Registry {
     for (const c of reg.contribuyentes ?? []) {
       const { identificacion, ...rest } = c;
       r.taxpayers.set(identificacion, normalizeTaxpayer(rest));
-      for (const a of rest.actividades ?? []) {
-        const code = actividadComprobante(a.codigo);
-        if (code) r.actividades.add(code);
-      }
     }
     for (const e of reg.exoneraciones ?? []) r.exoneraciones.set(e.numeroDocumento.toUpperCase(), e);
     // Fail early on a missing catalogue file; read and index it on first use.
@@ -149,12 +123,6 @@ export class Registry {
   /** Whether a CABYS catalogue is known (a registry built without one checks no CABYS code). */
   get hasCabysCatalogue(): boolean {
     return this.cabysFile !== undefined;
-  }
-
-  /** Whether the code (six digits) is in the emulator's activity catalogue; undefined when it has none. */
-  actividadEnCatalogo(code: string): boolean | undefined {
-    if (this.actividades.size === 0) return undefined;
-    return this.actividades.has(code);
   }
 
   getCabys(codigo: string): CabysEntry | undefined {
@@ -229,9 +197,22 @@ function indexCabys(e: CabysEntry): IndexedCabys {
   return { ...e, norm, tokens: norm.split(' ').filter(Boolean) };
 }
 
+/**
+ * A taxpayer as /fe/ae answers since TRIBU-CR (actividades/SOURCES.md §5): each activity's `codigo` a CIIU-4 string
+ * (`6201.0`) and `ciiu3` the list of its old code(s). An activity given (or learnt from a document) with an old code
+ * of the former catalogue is listed under its CIIU-4 successor, the old code under `ciiu3`; a CIIU-4 activity without
+ * `ciiu3` gets the old codes the mapping gives for it.
+ */
 function normalizeTaxpayer(t: TaxpayerRecord): TaxpayerRecord {
-  return {
-    ...t,
-    actividades: (t.actividades ?? []).map((a) => ({ ...a, codigo: String(a.codigo) })),
-  };
+  return { ...t, actividades: (t.actividades ?? []).map(normalizeActividad) };
+}
+
+function normalizeActividad(a: TaxpayerRecord['actividades'][number]): TaxpayerRecord['actividades'][number] {
+  const codigo = String(a.codigo);
+  const old = actividadAntigua(codigo);
+  if (old?.ciiu4) {
+    return { ...a, codigo: old.ciiu4, descripcion: a.descripcion || (ciiu4Descripcion(old.ciiu4) ?? old.nombre), ciiu3: [{ codigo, descripcion: old.nombre }] };
+  }
+  const ciiu3 = a.ciiu3 ?? codigosAntiguosDe(codigo).map((c) => ({ codigo: c, descripcion: actividadAntigua(c)?.nombre ?? '' }));
+  return { ...a, codigo, descripcion: a.descripcion || (ciiu4Descripcion(codigo) ?? ''), ciiu3 };
 }

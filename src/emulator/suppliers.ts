@@ -52,7 +52,7 @@ export const TEST_SUPPLIERS: readonly TestSupplier[] = [
     identificacion: '3101987654',
     tipoIdentificacion: '02',
     nombre: 'DISTRIBUIDORA EL CAFETAL LIMITADA',
-    codigoActividad: '463000',
+    codigoActividad: '4630.9',
     correo: 'facturacion@elcafetal.cr',
     lineas: [
       { detalle: 'Paquete de software de desarrollo', cabys: '4781400000000', cantidad: '4', precioUnitario: '12500.00', codigoTarifaIVA: '08', unidadMedida: 'Unid' },
@@ -63,7 +63,7 @@ export const TEST_SUPPLIERS: readonly TestSupplier[] = [
     identificacion: '4000001021',
     tipoIdentificacion: '02',
     nombre: 'BANCO NACIONAL DE COSTA RICA',
-    codigoActividad: '649200',
+    codigoActividad: '6492.0',
     correo: 'facturas@bncr.fi.cr',
     lineas: [{ detalle: 'Consultoría en gestión estratégica', cabys: '8311200000000', cantidad: '2', precioUnitario: '45000.00', codigoTarifaIVA: '08', unidadMedida: 'Sp' }],
   },
@@ -71,7 +71,7 @@ export const TEST_SUPPLIERS: readonly TestSupplier[] = [
     identificacion: '114560789',
     tipoIdentificacion: '01',
     nombre: 'MARIA FERNANDA ROJAS SOLANO',
-    codigoActividad: '702000',
+    codigoActividad: '7020.0',
     correo: 'mfrojas@correo.cr',
     lineas: [
       { detalle: 'Asesoría en planificación', cabys: '8311200000000', cantidad: '1', precioUnitario: '60000.00', codigoTarifaIVA: '08', unidadMedida: 'Sp' },

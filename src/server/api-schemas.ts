@@ -96,9 +96,9 @@ export const TaxpayerSchema = z.object({
   tipoIdentificacion: z.string().describe('Two-digit code as in Receiver'),
   identificacion: z.string(),
   actividades: z
-    .array(z.object({ codigo: z.string(), descripcion: z.string() }))
+    .array(z.object({ codigo: z.string(), descripcion: z.string(), ciiu3: z.array(z.string()).optional() }))
     .optional()
-    .describe('fecr extension, only when the request asks for it: active economic activities (codigo as Hacienda lists it, e.g. 6201.0)'),
+    .describe('fecr extension, only when the request asks for it: active economic activities (codigo as Hacienda lists it, CIIU-4 e.g. 6201.0; ciiu3 the code(s) of the former catalogue it replaced)'),
   regimen: z
     .object({ codigo: z.number().int(), descripcion: z.string() })
     .optional()

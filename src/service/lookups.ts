@@ -73,7 +73,9 @@ export async function lookupTaxpayer(
     const s = t.situacion;
     found.situacion = { estado: s.estado, moroso: s.moroso, omiso: s.omiso, administracionTributaria: s.administracionTributaria };
   }
-  if (opts.actividades || opts.detalle) found.actividades = t.actividades.filter((a) => a.estado === 'A').map((a) => ({ codigo: a.codigo, descripcion: a.descripcion }));
+  if (opts.actividades || opts.detalle) found.actividades = t.actividades
+      .filter((a) => a.estado === 'A')
+      .map((a) => ({ codigo: a.codigo, descripcion: a.descripcion, ...(a.ciiu3?.length ? { ciiu3: a.ciiu3.map((o) => o.codigo) } : {}) }));
   return found;
 }
 

@@ -4,7 +4,7 @@ import type { IssuerRecord } from '../../src/core/input/schema.js';
 export const ISSUER: IssuerRecord = {
   identificacion: '3101123456',
   tipoIdentificacion: '02',
-  codigoActividad: '620100',
+  codigoActividad: '6201.0',
   sucursal: 1,
   nombre: 'SOFTWARE TICO SOCIEDAD ANONIMA',
   nombreComercial: 'Software Tico',
@@ -29,7 +29,7 @@ export function validInvoice(): Record<string, any> {
   return {
     emisor: '3101123456',
     numeroReferencia: 1,
-    codigoActividad: '620100',
+    codigoActividad: '6201.0',
     tipoDoc: '1',
     folioType: 'INVOICE',
     fechaEmision: '2026-03-15T10:30:00-06:00',

@@ -2,22 +2,26 @@
  * `fecr batch --dry-run`: validates every document as the service would (schema, rules and totals with the core's
  * `parseDocument`, then the official XSD of its kind with a placeholder signature) and sends nothing. The issuer is
  * a stand-in built from each body (`placeholderIssuer`), so issuer-specific checks (is the emisor registered, its
- * branch) are not made. XSD runs batched: up to `chunk` documents per xmllint run.
+ * branch) are not made; Hacienda's catalogue and date checks are (core/rules/document-checks.ts). XSD runs batched: up to `chunk` documents per xmllint run.
  */
 import type { BatchItem } from './reader.js';
 import type { BatchResult, BatchSummary } from './runner.js';
 
 export async function validateBatch(
   items: AsyncIterable<BatchItem>,
-  o: { onResult: (r: BatchResult) => void; onProgress?: (s: BatchSummary) => void; isStopped: () => boolean; chunk?: number },
+  o: { onResult: (r: BatchResult) => void; onProgress?: (s: BatchSummary) => void; isStopped: () => boolean; chunk?: number; now?: () => Date },
 ): Promise<BatchSummary> {
-  const [{ parseDocument }, { buildComprobanteXml, KINDS }, { createXsdValidator, withPlaceholderSignature }, { placeholderIssuer }, { findingForRows }] = await Promise.all([
-    import('../../core/document.js'),
-    import('../../core/xml/build.js'),
-    import('../../adapters/xsd/index.js'),
-    import('../../core/placeholder-issuer.js'),
-    import('./csv-findings.js'),
-  ]);
+  const [{ parseDocument }, { buildComprobanteXml, KINDS }, { createXsdValidator, withPlaceholderSignature }, { placeholderIssuer }, { findingForRows }, { haciendaChecks }, { readCabysCodes }] =
+    await Promise.all([
+      import('../../core/document.js'),
+      import('../../core/xml/build.js'),
+      import('../../adapters/xsd/index.js'),
+      import('../../core/placeholder-issuer.js'),
+      import('./csv-findings.js'),
+      import('../../core/rules/document-checks.js'),
+      import('../../adapters/cabys-file.js'),
+    ]);
+  let cabys: Set<string> | undefined;
   const summary: BatchSummary = { total: 0, sent: 0, invalid: 0, errors: 0, skipped: 0, interrupted: false };
   const validator = createXsdValidator();
   const chunkSize = o.chunk ?? 100;
@@ -71,6 +75,13 @@ export async function validateBatch(
       const parsed = parseDocument(item.body, placeholderIssuer(item.body));
       if (!parsed.ok) {
         emit({ ...base(item), state: 'invalido', errors: rowsOf(item, parsed.findings) });
+        continue;
+      }
+      // What Hacienda rejects by its catalogues and clock (-408, -400, -53), as `fecr validate` reports it.
+      const codes = (cabys ??= readCabysCodes());
+      const checked = haciendaChecks(parsed.doc, { now: o.now?.() ?? new Date(), hasCabys: (c) => codes.has(c) });
+      if (checked.findings.length) {
+        emit({ ...base(item), state: 'invalido', errors: rowsOf(item, checked.findings) });
         continue;
       }
       const xml = withPlaceholderSignature(buildComprobanteXml(parsed.doc, parsed.totals));

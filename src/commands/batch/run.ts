@@ -72,7 +72,7 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
     const items = readBatch(input, format);
     if (opts.dryRun) {
       const { validateBatch } = await import('../../client/batch/dry-run.js');
-      summary = await validateBatch(items, { onResult, onProgress: progress.update, isStopped: () => interrupted });
+      summary = await validateBatch(items, { onResult, onProgress: progress.update, isStopped: () => interrupted, now: ctx.now });
     } else {
       const [{ readJournal, JournalWriter }, { BatchRunner }] = await Promise.all([import('../../client/batch/journal.js'), import('../../client/batch/runner.js')]);
       if (!opts.resume && existsSync(journalPath)) {

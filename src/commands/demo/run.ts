@@ -283,7 +283,7 @@ function demoIssuer(certificadoHacienda: string) {
   return {
     identificacion: ISSUER_ID,
     tipoIdentificacion: '02',
-    codigoActividad: '620100',
+    codigoActividad: '6201.0',
     sucursal: 1,
     nombre: ISSUER_NAME,
     nombreComercial: 'Software Tico',

@@ -5,12 +5,13 @@ import type { Ctx } from '../../cli/context.js';
 export function defineDocumentCommands(program: Command, ctx: Ctx): void {
   program
     .command('validate')
-    .description('check a document body (JSON, or - for stdin): schema, rules, totals and the v4.4 XSD')
+    .description("check a document body (JSON, or - for stdin) as Hacienda would: schema, rules, totals, the v4.4 XSD, the catalogues and the date (-400 CABYS, -408 activity, -53)")
     .argument('<body>', 'document body JSON file, or - for stdin')
     .option('--issuer <file>', 'issuer record JSON (spec registration shape); without it, issuer checks are skipped')
     .option('--json', 'print the result as JSON')
     .option('--no-xsd', 'skip the XSD check of the generated XML')
-    .action(async (body: string, opts: { issuer?: string; json?: boolean; xsd: boolean }) =>
+    .option('--strict', 'fail on warnings too (what Hacienda accepts with a warning, and fecr\'s notes such as an old activity code)')
+    .action(async (body: string, opts: { issuer?: string; json?: boolean; xsd: boolean; strict?: boolean }) =>
       (await import('./validate.js')).run(ctx, body, opts),
     );
   program

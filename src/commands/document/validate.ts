@@ -7,12 +7,22 @@ import type { Finding } from '../../core/model.js';
 import { placeholderIssuer } from '../../core/placeholder-issuer.js';
 import { readIssuer } from './issuer-input.js';
 
-export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?: boolean; xsd: boolean }): Promise<void> {
+export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?: boolean; xsd: boolean; strict?: boolean }): Promise<void> {
   const body = await readJson(ctx.io, file);
   const issuer = opts.issuer ? await readIssuer(ctx, opts.issuer) : placeholderIssuer(body);
   const { parseDocument } = await import('../../core/document.js');
   const parsed = parseDocument(body, issuer);
   const findings: Finding[] = [...parsed.findings];
+  let warnings: Finding[] = [];
+  // Hacienda's catalogue and clock checks, the emulator's own rules (core/rules): -408/-407 activity, -400 CABYS, -53.
+  const checks = async () => {
+    if (!parsed.ok) return;
+    const [{ haciendaChecks }, { readCabysCodes }] = await Promise.all([import('../../core/rules/document-checks.js'), import('../../adapters/cabys-file.js')]);
+    const codes = readCabysCodes();
+    const r = haciendaChecks(parsed.doc, { now: ctx.now(), hasCabys: (c) => codes.has(c) });
+    findings.push(...r.findings);
+    warnings = r.warnings;
+  };
   if (parsed.ok && opts.xsd) {
     const { buildComprobanteXml, KINDS } = await import('../../core/xml/build.js');
     const { XmlCharError } = await import('../../core/xml/canonical.js');
@@ -26,11 +36,14 @@ export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?
       findings.push({ path: 'xml', message: e.message });
     }
     if (unsigned !== undefined) {
-      const [result] = await createXsdValidator().validate(withPlaceholderSignature(unsigned), KINDS[parsed.doc.kind].schema);
+      // The catalogue is read while xmllint runs.
+      const xsd = createXsdValidator().validate(withPlaceholderSignature(unsigned), KINDS[parsed.doc.kind].schema);
+      await checks();
+      const [result] = await xsd;
       for (const e of result?.errors ?? []) findings.push({ path: 'xml', message: e.message });
-    }
-  }
-  const valid = findings.length === 0;
+    } else await checks();
+  } else await checks();
+  const valid = findings.length === 0 && !(opts.strict && warnings.length > 0);
   if (opts.json) {
     printJson(ctx, {
       valid,
@@ -38,14 +51,17 @@ export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?
       clave: valid ? parsed.doc?.clave : undefined,
       totalComprobante: parsed.totals?.resumen.totalComprobante.toFixed(5),
       findings,
+      warnings,
     });
   } else if (valid) {
+    for (const w of warnings) writeLine(ctx.io.stderr, `warning: ${w.path}: ${w.message}`);
     const d = parsed.doc!;
     writeLine(ctx.io.stdout, `valid ${d.kind} ${d.numeroConsecutivo} totalComprobante ${parsed.totals!.resumen.totalComprobante.toFixed(5)} ${d.moneda.codigoMoneda}`);
   } else {
     // The findings are the result (stdout, one `path: message` a line); the headline says what failed (stderr).
-    writeLine(ctx.io.stderr, `error: ${invalidHeadline('document', findings.length)}`);
+    writeLine(ctx.io.stderr, `error: ${invalidHeadline('document', findings.length || warnings.length)}${findings.length ? '' : ' (warnings, with --strict)'}`);
     for (const f of findings) writeLine(ctx.io.stdout, `${f.path}: ${f.message}`);
+    for (const w of warnings) writeLine(findings.length ? ctx.io.stderr : ctx.io.stdout, `${findings.length ? 'warning: ' : ''}${w.path}: ${w.message}`);
   }
   if (!valid) throw new SilentExit(1);
 }

@@ -11,6 +11,8 @@
  * Secrets (PIN, Hacienda password) are typed hidden and never echoed; the summary shown before the confirmation
  * leaves them out. Only called when stdin is a terminal (the caller checks).
  */
+import { actividadFromInput } from '../../core/catalog/actividades.js';
+import { actividadItems } from '../../core/rules/registry-rules.js';
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import type { Ctx } from '../../cli/context.js';
@@ -27,12 +29,6 @@ const TIPOS = [
   { value: '04', name: '04 NITE' },
 ];
 const OTHER = '__other__';
-
-/** Hacienda's activity code ("6201.0", CIIU-4 style) as the issuer record's 6 characters ("620100"). */
-export function activityCode(codigo: string): string {
-  const digits = codigo.replace(/\D/g, '');
-  return digits.length >= 6 ? digits.slice(0, 6) : digits.padEnd(6, '0');
-}
 
 const required = (what: string) => (v: string) => (v.trim() !== '' ? true : `${what} is required`);
 
@@ -109,13 +105,26 @@ export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'registe
       codigoActividad = await select(ctx, {
         message: 'Economic activity (codigoActividad):',
         choices: [
-          ...actividades.map((a) => ({ value: activityCode(a.codigo), name: `${activityCode(a.codigo)}  ${a.descripcion}` })),
+          ...actividades.map((a) => {
+            const codigo = actividadFromInput(a.codigo);
+            const antes = a.ciiu3?.length ? `  (before TRIBU-CR: ${a.ciiu3.join(', ')})` : '';
+            return { value: codigo, name: `${codigo}  ${a.descripcion}${antes}` };
+          }),
           { value: OTHER, name: 'another code…' },
         ],
       });
     }
     if (codigoActividad === OTHER) {
-      codigoActividad = await input(ctx, { message: 'Economic activity code (6 digits):', validate: (v) => (/^\d{6}$/.test(v.trim()) ? true : 'must be 6 digits') });
+      codigoActividad = await input(ctx, {
+        message: 'Economic activity code, as Hacienda writes it (CIIU-4, e.g. 6201.0):',
+        validate: (v) => {
+          const code = actividadFromInput(v);
+          if (code.length !== 6) return 'must be a CIIU-4 code such as 6201.0 (or a six-digit code of the former catalogue)';
+          const refused = actividadItems(code).find((i) => !i.aviso);
+          return refused ? `${refused.codigo} ${refused.mensaje}` : true;
+        },
+      });
+      codigoActividad = actividadFromInput(codigoActividad);
     }
     const sucursal = await input(ctx, { message: 'Branch (sucursal; 1 = headquarters):', default: '1', validate: (v) => (/^\d{1,3}$/.test(v.trim()) && Number(v) >= 1 ? true : 'must be 1 to 999') });
 

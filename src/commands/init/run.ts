@@ -53,7 +53,7 @@ export function issuerTemplate(cert?: Certificate): Record<string, unknown> {
     tipoIdentificacion: tipo,
     nombre: 'MI EMPRESA SOCIEDAD ANONIMA',
     nombreComercial: 'Mi Empresa',
-    codigoActividad: '620100',
+    codigoActividad: '6201.0',
     sucursal: 1,
     telefono: '+506 2222-3333',
     correoElectronico: 'facturas@miempresa.example.cr',

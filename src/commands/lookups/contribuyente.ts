@@ -21,5 +21,6 @@ export async function contribuyente(ctx: Ctx, idArg: string, opts: LookupFlags):
   const actividades = t.actividades ?? [];
   writeLine(ctx.io.stdout, '');
   if (actividades.length === 0) return writeLine(ctx.io.stdout, 'no active economic activity');
-  writeLine(ctx.io.stdout, renderTable(ctx, ['actividad', 'descripcion'], actividades.map((a) => [a.codigo, a.descripcion])));
+  // The CIIU-4 code comprobantes carry since TRIBU-CR, and the former catalogue's code(s) it replaced.
+  writeLine(ctx.io.stdout, renderTable(ctx, ['actividad', 'ciiu3', 'descripcion'], actividades.map((a) => [a.codigo, a.ciiu3?.join(' ') || '-', a.descripcion])));
 }

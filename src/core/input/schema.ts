@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { forbiddenXmlChar, forbiddenXmlCharMessage } from '../xml/canonical.js';
 import { strictObject } from './unknown-keys.js';
+import { actividadFromInput } from '../catalog/actividades.js';
 
 /**
  * A string schema that first refuses the characters XML 1.0 cannot carry (C0 controls but TAB, LF and CR; U+FFFE,
@@ -238,6 +239,17 @@ export const ReferenciaInput = strictObject({
   codigoReferenciaOtro: text(5, 100).optional(),
 });
 
+/**
+ * An economic activity code as Hacienda writes it: CIIU-4 `NNNN.N` (`6201.0`, what /fe/ae lists since TRIBU-CR) or a
+ * six-digit code of the former catalogue. A number (the spec types the issuer's `codigoActividad` as one) is read by
+ * core/catalog/actividades.ts `actividadFromInput` (`6201` → `6201.0`, `11102` → `011102`). Whether the code is in
+ * Hacienda's catalogue is a rule of its own (core/rules/registry-rules.ts, -408).
+ */
+export const ActividadInput = z
+  .union([str(), z.number()])
+  .transform(actividadFromInput)
+  .pipe(z.string().length(6, 'must be the economic activity code as Hacienda writes it: CIIU-4 "6201.0" (or a six-digit code of the former catalogue)'));
+
 /** The seller of a factura electrónica de compra (tipoDoc "8"), written as its Emisor; the issuer is its Receptor. */
 export const ProveedorInput = strictObject({
   nombre: text(5, 100),
@@ -247,16 +259,13 @@ export const ProveedorInput = strictObject({
   otrasSenasExtranjero: text(5, 300).optional(),
   telefono: str().trim().optional(),
   correoElectronico: Email.optional(),
-  codigoActividad: str().trim().length(6, 'must be a 6-character activity code').optional(),
+  codigoActividad: ActividadInput.optional(),
 });
 
 const DOCUMENT_FIELDS = {
   emisor: z.union([str().trim().min(1, 'is required'), z.number().int().positive()]).transform(String),
   numeroReferencia: Integer(1, 9_999_999_999),
-  codigoActividad: z
-    .union([str().trim(), z.number().int().nonnegative()])
-    .transform((v) => (typeof v === 'number' ? String(v).padStart(6, '0') : v))
-    .pipe(z.string().length(6, 'must be the 6-character economic activity code, e.g. "620100"')),
+  codigoActividad: ActividadInput,
   tipoDoc: z.union([str().trim(), z.number().int()]).transform(String),
   folioType: z.literal('INVOICE', { error: fixedValueError('must be "INVOICE"') }),
   fechaEmision: DateTimeText,
@@ -272,7 +281,7 @@ const DOCUMENT_FIELDS = {
   condicionVentaOtros: text(5, 100).optional(),
   plazoCredito: Integer(0, 99_999).optional(),
   proveedorSistemas: text(1, 20).optional(),
-  codigoActividadReceptor: str().trim().length(6, 'must be a 6-character activity code').optional(),
+  codigoActividadReceptor: ActividadInput.optional(),
   informacionReferencia: z.array(ReferenciaInput).max(10, 'must have at most 10 entries').optional(),
   /** More addresses the accepted comprobante is mailed to, besides receptor.correoElectronico (not in the XML). */
   correosAdicionales: z.array(Email).max(10, 'must have at most 10 addresses').optional(),
@@ -302,10 +311,7 @@ export const IssuerRecord = strictObject({
     .union([z.number().int(), str().trim()])
     .transform((v) => String(v).padStart(2, '0'))
     .pipe(z.enum(['01', '02', '03', '04'], { error: 'must be 1 (física), 2 (jurídica), 3 (DIMEX) or 4 (NITE)' })),
-  codigoActividad: z
-    .union([z.number().int().nonnegative(), str().trim()])
-    .transform((v) => (typeof v === 'number' ? String(v).padStart(6, '0') : v))
-    .pipe(z.string().length(6, 'must be the 6-character economic activity code')),
+  codigoActividad: ActividadInput,
   sucursal: Integer(1, 999),
   nombreComercial: text(3, 80),
   telefono: str().trim().min(8, 'must be a phone number'),

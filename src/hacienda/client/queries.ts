@@ -5,6 +5,7 @@
  * InvalidQueryError.
  */
 import { z } from 'zod';
+import { actividadFromInput } from '../../core/catalog/actividades.js';
 import { BadResponseError, HaciendaHttpError, InvalidQueryError, RateLimitedError, ServiceUnavailableError } from './errors.js';
 import { HttpClient, NetworkError, jsonBody, type HttpResponse } from './http.js';
 import { backoffDelay, retryPolicy, serverWaitMs, timing, type RetryPolicy, type Timing } from './retry.js';
@@ -13,11 +14,20 @@ import { QUERY_BASE_URL } from './endpoints.js';
 
 const codeString = z.union([z.string(), z.number()]).transform((v) => String(v));
 
+/** An activity code as Hacienda writes it; a number (the integers of before TRIBU-CR) is read as core reads one. */
+const actividadCode = z.union([z.string(), z.number()]).transform((v) => actividadFromInput(v));
+const ciiu3Item = z.looseObject({ codigo: actividadCode, descripcion: z.string().default('') });
+
 const actividadSchema = z.looseObject({
   estado: z.string(),
   tipo: z.string(),
-  codigo: codeString,
+  codigo: actividadCode,
   descripcion: z.string(),
+  /** The old code(s) of the activity (since TRIBU-CR a list; read leniently: absent, one object or a list). */
+  ciiu3: z
+    .union([z.array(ciiu3Item), ciiu3Item, z.null()])
+    .optional()
+    .transform((v) => (v == null ? undefined : Array.isArray(v) ? v : [v])),
 });
 
 const contribuyenteSchema = z.looseObject({
@@ -66,7 +76,7 @@ const exoneracionSchema = z.looseObject({
   poseeCabys: z.boolean().optional(),
 });
 
-/** /fe/ae answer. `actividades[].codigo` is a string (post TRIBU-CR, CIIU-4 style "6492.0"). */
+/** /fe/ae answer. `actividades[].codigo` is a string (post TRIBU-CR, CIIU-4 style "6492.0"), `ciiu3` its old code(s). */
 export type Contribuyente = z.infer<typeof contribuyenteSchema>;
 export type ActividadEconomica = z.infer<typeof actividadSchema>;
 /** One CABYS code; `impuesto` is an integer percent (13, 4, 2, 1, 0). */
