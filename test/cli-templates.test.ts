@@ -65,16 +65,19 @@ describe('fecr init', () => {
     expect(statSync(join(work, 'issuer.json')).mode & 0o777).toBe(0o600);
     const issuer = JSON.parse(readFileSync(join(work, 'issuer.json'), 'utf8')) as Record<string, unknown>;
     // Without --p12: the test issuer of `fecr certs create-test --id 3101123456`, secrets as placeholders.
-    expect(issuer).toMatchObject({ identificacion: '3101123456', tipoIdentificacion: '02', ambiente: 2 });
+    // The activity as Hacienda writes it since TRIBU-CR (CIIU-4), in the record and in every body (issue 24).
+    expect(issuer).toMatchObject({ identificacion: '3101123456', tipoIdentificacion: '02', ambiente: 2, codigoActividad: '6201.0' });
     expect(String(issuer.certificadoHacienda)).toMatch(/^REPLACE/);
     expect(String(issuer.pinCertificado)).toMatch(/^REPLACE/);
     const kinds: string[] = [];
     for (const f of FILES.slice(1)) {
       const body = JSON.parse(readFileSync(join(work, f), 'utf8')) as Record<string, unknown>;
       expect(body.emisor).toBe('3101123456');
+      expect(body.codigoActividad, f).toBe('6201.0');
       kinds.push(String(body.tipoDoc));
-      const v = await fecr(['validate', f, '--issuer', 'issuer.json'], work);
+      const v = await fecr(['validate', f, '--issuer', 'issuer.json', '--strict'], work);
       expect(v.code, `${f}: ${v.stdout}${v.stderr}`).toBe(0);
+      expect(v.stderr, `${f}: no warning`).toBe('');
       expect(v.stdout).toMatch(/^valid (FE|NC|TE|ND|FEC|FEE|REP) /);
     }
     expect(kinds).toEqual(['1', '1', '3', '4', '4', '2', '8', '9', '10']);
