@@ -256,7 +256,7 @@ export class ReceptionProcessor {
   private registryErrors(r: ValidationResult): ValidationErrorItem[] {
     const reg = this.o.registry;
     const items: RuleItem[] = [];
-    if (reg.hasCabysCatalogue) items.push(...cabysItems(r.cabys ?? [], (c) => reg.getCabys(c) !== undefined));
+    if (reg.hasCabysCatalogue) items.push(...cabysItems(r.cabys ?? [], (c) => reg.hasCabys(c)));
     const taxpayer = r.numeroCedulaEmisor ? reg.getTaxpayer(r.numeroCedulaEmisor.replace(/^0+/, '')) : undefined;
     if (r.codigoActividadEmisor) items.push(...actividadItems(r.codigoActividadEmisor, taxpayer?.actividades).filter((i) => !i.soloValidacion));
     const out: ValidationErrorItem[] = items.map((i) => ({ codigo: i.codigo, mensaje: i.mensaje, fila: 0, columna: 0, ...(i.aviso ? { aviso: true } : {}) }));

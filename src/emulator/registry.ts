@@ -4,7 +4,7 @@
  * tax_percent a fraction), either plain JSON or gzip (detected by magic bytes).
  */
 import { statSync } from 'node:fs';
-import { readCabysRows, readMaybeGzip } from '../adapters/cabys-file.js';
+import { DEFAULT_CABYS_CODES_FILE, DEFAULT_CABYS_FILE, readCabysCodes, readCabysRows, readMaybeGzip, type CabysCodes } from '../adapters/cabys-file.js';
 import { actividadAntigua, ciiu4Descripcion, codigosAntiguosDe } from '../core/catalog/actividades.js';
 
 export interface TaxpayerRecord {
@@ -123,6 +123,15 @@ export class Registry {
   /** Whether a CABYS catalogue is known (a registry built without one checks no CABYS code). */
   get hasCabysCatalogue(): boolean {
     return this.cabysFile !== undefined;
+  }
+
+  private codesIndex: CabysCodes | undefined;
+
+  /** Whether a code is in the CABYS catalogue (the -400 check): the shipped catalogue's code index, not its JSON. */
+  hasCabys(codigo: string): boolean {
+    if (!this.cabysFile) return false;
+    this.codesIndex ??= readCabysCodes(this.cabysFile === DEFAULT_CABYS_FILE ? DEFAULT_CABYS_CODES_FILE : this.cabysFile);
+    return this.codesIndex.has(codigo);
   }
 
   getCabys(codigo: string): CabysEntry | undefined {

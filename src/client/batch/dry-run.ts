@@ -21,7 +21,7 @@ export async function validateBatch(
       import('../../core/rules/document-checks.js'),
       import('../../adapters/cabys-file.js'),
     ]);
-  let cabys: Set<string> | undefined;
+  let cabys: import('../../adapters/cabys-file.js').CabysCodes | undefined;
   const summary: BatchSummary = { total: 0, sent: 0, invalid: 0, errors: 0, skipped: 0, interrupted: false };
   const validator = createXsdValidator();
   const chunkSize = o.chunk ?? 100;

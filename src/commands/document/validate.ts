@@ -36,7 +36,6 @@ export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?
       findings.push({ path: 'xml', message: e.message });
     }
     if (unsigned !== undefined) {
-      // The catalogue is read while xmllint runs.
       const xsd = createXsdValidator().validate(withPlaceholderSignature(unsigned), KINDS[parsed.doc.kind].schema);
       await checks();
       const [result] = await xsd;
