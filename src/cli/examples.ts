@@ -18,7 +18,8 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr help exit-codes', 'what each exit code means'],
   ],
   validate: [
-    ['fecr validate factura.json', 'schema, rules, totals and the v4.4 XSD, offline'],
+    ['fecr validate factura.json', "as Hacienda would judge it, offline: schema, rules, totals, the v4.4 XSD, the catalogues (-400, -408) and the date (-53)"],
+    ['fecr validate factura.json --strict', 'warnings fail too (exit 1): for a CI gate'],
     ['fecr validate factura.json --issuer issuer.json', "also the checks that need the issuer's record"],
     ['fecr validate - --json < factura.json', 'the body from stdin, the findings as JSON'],
   ],
