@@ -99,8 +99,8 @@ describe('fecr emisor register without FILE.json', () => {
     answer('');
     await waitForScreen('Trade name (nombre comercial): (SOFTWARE TICO SOCIEDAD ANONIMA)');
     answer('Software Tico');
-    // The taxpayer's active activity is offered (6201.0 → 6201.0).
-    await waitForScreen('6201.0  Actividades de programación informática');
+    // The taxpayer's active activity is offered by name, as Hacienda writes its code, with its old code (issue 24).
+    await waitForScreen('6201.0  Actividades de programación informática  (before TRIBU-CR: 722003)');
     answer('');
     await waitForScreen('Branch (sucursal');
     answer('');
@@ -126,7 +126,7 @@ describe('fecr emisor register without FILE.json', () => {
     answer(HACIENDA_PASSWORD);
     const summary = await waitForScreen('Register this issuer?');
     expect(summary).toMatch(/nombreComercial\s+Software Tico/);
-    expect(summary).toMatch(/codigoActividad\s+6201.0/);
+    expect(summary).toMatch(/codigoActividad\s+6201\.0$/m);
     expect(summary).toMatch(/pinCertificado\s+\(hidden\)/);
     expect(summary).toMatch(/claveHacienda\s+\(hidden\)/);
     answer('y');
