@@ -4,7 +4,8 @@
  *  1. the XML is well formed and is a v4.4 comprobante (or MensajeReceptor) in its namespace;
  *  2. it is valid against its official XSD (schemas/xsd/, via src/core/xsd, batched: see validate.ts);
  *  3. the XAdES-EPES signature is valid: value, every reference digest, v4.4 policy identifier and hash,
- *     certificate valid at signing time (src/core/sign/verify.ts);
+ *     certificate valid at signing time (src/core/sign/verify.ts); its form (XAdES, with a policy) is judged before
+ *     anything else, the schema included (signatureFormError);
  *  4. the signer is the issuer: the certificate subject's serialNumber identifies the Emisor
  *     (the Receptor for a FEC, which the buyer issues; the receptor for a MensajeReceptor);
  *  5. the clave agrees with the XML: same clave, its date is FechaEmision's date in Costa Rica, its
@@ -112,24 +113,45 @@ export interface XsdRequest {
 /** Every check but the XSD; `result.errors` are in the order the verdict lists them, XSD errors going first. */
 export interface DocumentAnalysis {
   result: ValidationResult;
-  /** Absent when the document did not get as far as XSD validation (not UTF-8, not well-formed, unknown root). */
+  /** Absent when the document did not get as far as XSD validation (not UTF-8, not well-formed, unknown root, a
+   * signature of the wrong form). */
   xsd?: XsdRequest;
+  /** The signature is not of the form Hacienda asks for (XMLDSig, XAdES-BES): its sentence is the whole answer,
+   * before and instead of any schema error (`withXsdErrors`). */
+  formaFirma?: true;
 }
 
 
 /**
- * Settles the verdict. A document that fails its schema is not read any further: Hacienda's answer then lists
- * that one error (-1) and nothing else. Otherwise the document is rejected as soon as one listed item is not a
- * warning (`aviso`).
+ * Settles the verdict. The signature's form is judged first: a comprobante whose signature is not XAdES-EPES is
+ * answered with that sentence alone, whatever its schema says (`formaFirma`). Otherwise a document that fails its
+ * schema is not read any further: Hacienda's answer then lists that one error (-1) and nothing else. Otherwise the
+ * document is rejected as soon as one listed item is not a warning (`aviso`).
  */
 export function withXsdErrors(analysis: DocumentAnalysis, xsdErrors: ValidationErrorItem[]): ValidationResult {
   const r = analysis.result;
-  if (xsdErrors.length > 0) {
+  if (xsdErrors.length > 0 && !analysis.formaFirma) {
     r.errors.splice(0, r.errors.length, ...xsdErrors);
     r.unreadable = true;
   }
   r.accepted = isAccepted(r.errors);
   return r;
+}
+
+/**
+ * The signature's form, which Hacienda checks before anything else: a comprobante signed with a plain XMLDSig
+ * signature (no xades:QualifyingProperties) that also broke the schema was answered "La firma del documento no es
+ * XAdES, se obtuvo [ERROR]" alone, without its -1 (real answer, NOTES §6.3). A XAdES signature without a policy
+ * (XAdES-BES) fails the same step, the form Hacienda asks for being XAdES-EPES ("La firma del documento no tiene el
+ * Policy Id": quoted by a third-party test, not traced, NOTES §6.3): its sentence is answered alone too, an
+ * extrapolation of that order. A signature of the right form that does not verify (a digest, the value, the
+ * certificate) is not judged here: no answer shows it beside a schema error, so the schema's -1 stays first.
+ */
+function signatureFormError(report: VerifyReport): ValidationErrorItem | undefined {
+  const plain = (mensaje: string): ValidationErrorItem => ({ codigo: 0, mensaje, fila: 0, columna: 0, sinCodigo: true });
+  if (report.form === 'XMLDSig') return plain(TEXTOS.firmaNoXades);
+  if (report.form === 'XAdES-BES') return plain(TEXTOS.firmaSinPolitica);
+  return undefined;
 }
 
 /** Checks 1 and 3-6 of a received document. Never throws for a bad document. */
@@ -177,6 +199,14 @@ export function analyzeDocument(xmlBytes: Uint8Array, meta: ValidationMeta, opts
   const { issuer } = partiesOf(doc);
   if (opts.signature !== false) {
     const report = verifyXadesDocument(dom, text, meta.now, { crossCheck: false });
+    const forma = signatureFormError(report);
+    if (forma) {
+      // Not read any further: the sentence alone (signatureFormError), and no XSD run.
+      errors.push(forma);
+      result.unreadable = true;
+      result.accepted = false;
+      return { result, formaFirma: true };
+    }
     const sig = signatureErrors(report);
     if (sig.length > 0) result.unreadable = true;
     errors.push(...sig);
@@ -260,13 +290,14 @@ function parseDom(text: string): Document {
  * Hacienda lists a signature failure as a plain sentence, without a code (NOTES §6.3): an XMLDSig signature without
  * XAdES properties, a XAdES signature without a policy (BES, not EPES), a digest or value that does not verify, a
  * certificate that is not valid. An older or unknown policy identifier is not a failure: Hacienda accepts v4.2-policy
- * signatures and signatures with other policies (NOTES §3.3, §6.3).
+ * signatures and signatures with other policies (NOTES §3.3, §6.3). A comprobante whose signature is of the wrong
+ * form never gets here (signatureFormError answers it alone); a MensajeReceptor lists its form beside the rest.
  */
 function signatureErrors(report: VerifyReport): ValidationErrorItem[] {
   const out: ValidationErrorItem[] = [];
   const plain = (mensaje: string) => out.push({ codigo: 0, mensaje, fila: 0, columna: 0, sinCodigo: true });
-  if (report.form === 'XMLDSig') plain(TEXTOS.firmaNoXades);
-  else if (report.form === 'XAdES-BES') plain(TEXTOS.firmaSinPolitica);
+  const forma = signatureFormError(report);
+  if (forma) out.push(forma);
   for (const c of report.checks) {
     if (c.ok) continue;
     // The form said it above; an identifier other than Hacienda's is accepted, as Hacienda accepts it.

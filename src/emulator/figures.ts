@@ -16,13 +16,23 @@ export function lineErrors(doc: ParsedComprobante): ValidationErrorItem[] {
   const out: ValidationErrorItem[] = [];
   for (const l of doc.lineas) {
     for (const t of l.impuestos) {
-      if (t.codigo === '01' && (t.tarifa === undefined || t.tarifa === '')) out.push(err(CODIGOS.TARIFA_OBLIGATORIA, TEXTOS.tarifa45(l.numeroLinea)));
-      else if (t.codigo === '01' && t.codigoTarifaIVA === '10' && isNonZero(t.tarifa)) out.push(err(CODIGOS.TARIFA_EXENTO, TEXTOS.tarifa505(l.numeroLinea)));
+      if (t.codigo !== '01') continue;
+      const sinTarifa = t.tarifa === undefined || t.tarifa.trim() === '';
+      // -45: an IVA without Tarifa (real sandbox answer, NOTES §6.3).
+      if (sinTarifa) out.push(err(CODIGOS.TARIFA_OBLIGATORIA, TEXTOS.tarifa45(l.numeroLinea)));
+      // -505: CodigoTarifaIVA 10 (exento) whose Tarifa is not 0 (real sandbox answer, NOTES §6.3); a missing Tarifa is
+      // not 0 either, so it gives -505 after -45 (the order of NOTES §6.3's table; no answer shows both on one line).
+      if (t.codigoTarifaIVA === '10' && (sinTarifa || isNonZero(t.tarifa))) out.push(err(CODIGOS.TARIFA_EXENTO, TEXTOS.tarifa505(l.numeroLinea)));
     }
   }
   if (doc.mediosPago.some((m) => m.tipoMedioPago === '99' && !m.medioPagoOtros?.trim())) out.push(err(CODIGOS.MEDIO_PAGO_OTROS, TEXTOS.medioPago492));
   if ((doc.condicionVenta === '02' || doc.condicionVenta === '10') && !doc.plazoCredito?.trim()) out.push(err(CODIGOS.PLAZO_CREDITO, TEXTOS.plazo58));
-  if (doc.lineas.some((l) => l.impuestos.length > 0) && doc.resumen.totalDesgloseImpuesto.length === 0) out.push(err(CODIGOS.DESGLOSE_IMPUESTO, TEXTOS.desglose487));
+  // -487 (real sandbox answer, NOTES §6.3) only when there is a tax amount: a line Impuesto whose Monto is not 0.
+  // ANEXOS p.53 (TotalDesgloseImpuesto): "obligatoria, cuando existen producto/servicio gravados", checked "en caso de
+  // utilizar líneas de detalles con cálculo de impuesto o monto del impuesto"; the sandbox accepted documents whose
+  // lines were all exempt (CodigoTarifaIVA 10, Monto 0) without TotalDesgloseImpuesto.
+  const montoImpuesto = doc.lineas.some((l) => l.impuestos.some((t) => isNonZero(t.monto)));
+  if (montoImpuesto && doc.resumen.totalDesgloseImpuesto.length === 0) out.push(err(CODIGOS.DESGLOSE_IMPUESTO, TEXTOS.desglose487));
   return out;
 }
 

@@ -27,11 +27,20 @@ export interface MensajeHaciendaFacts {
 const SANDBOX_OPENING = 'Este comprobante fue recibido en el ambiente de pruebas, por lo cual no tiene validez para fines tributarios.';
 
 /**
- * DetalleMensaje in Hacienda's layout (NOTES §6.3). The sandbox's opening line is Hacienda's; production's is not
- * documented anywhere we found, so the emulator keeps its own ("Este comprobante fue aceptado." / "rechazado.").
+ * Production's opening: a lone period. Real production MensajeHacienda v4.4 of 2026 (public, in the repository
+ * xavirubio27/tributario-ai-cr, backend/tests/fixtures/fiscal/real/v4_4/mh/) read `.` when accepted without warnings,
+ * and `.`, an empty line and the sandbox's list (`codigo, mensaje, fila, columna&#13;`, one `-37, ""…"", 0, 0&#13;` line
+ * per warning) when accepted with warnings: the sandbox's layout with `.` for its opening sentence.
+ */
+const PRODUCTION_OPENING = '.';
+
+/**
+ * DetalleMensaje in Hacienda's layout (NOTES §6.3): the sandbox's opening sentence, or production's `.`. A production
+ * rejection was not seen in any real answer found: it is extrapolated, the sandbox's rejected layout (the "errores"
+ * heading and the bracketed list) after production's `.`.
  */
 export function detalleMensaje(f: Pick<MensajeHaciendaFacts, 'environment' | 'accepted' | 'errors'>): string {
-  const opening = f.environment === 'sandbox' ? SANDBOX_OPENING : f.accepted ? 'Este comprobante fue aceptado.' : 'Este comprobante fue rechazado.';
+  const opening = f.environment === 'sandbox' ? SANDBOX_OPENING : PRODUCTION_OPENING;
   return formatDetalleMensaje(opening, f.accepted, f.errors);
 }
 

@@ -40,7 +40,8 @@ const CODED = /^\s*\[?\s*(-?\d+)\s*,\s*(?:""(.*)""|"((?:[^"\\]|\\.|"")*)")\s*,\s
  * The list of a DetalleMensaje, as Hacienda writes it (NOTES §6.3): after the `codigo, mensaje, fila, columna`
  * heading, one `codigo, ""mensaje"", fila, columna` line per item, lines ending in CR LF; a line without a code
  * is a plain sentence (signature failures). Also reads the single-quoted form of older answers. Lines outside the
- * list (the opening sentence, the "tiene los siguientes errores" heading, the brackets) are not items.
+ * list (the opening sentence, or production's lone `.`; the "tiene los siguientes errores" heading, the brackets) are
+ * not items.
  */
 export function parseDetalleErrors(detalle: string): MensajeHaciendaError[] {
   const out: MensajeHaciendaError[] = [];
@@ -74,10 +75,11 @@ export interface DetalleItem {
 }
 
 /**
- * DetalleMensaje as Hacienda writes it (NOTES §6.3, the inverse of parseDetalleErrors): the opening sentence, an
- * empty line, then the items. Accepted (warnings only): the list heading and the items, without the "errores"
- * heading. Rejected: "El comprobante electrónico tiene los siguientes errores: ", the bracketed list, an empty line
- * before the closing bracket. Line ends inside the list are CR LF.
+ * DetalleMensaje as Hacienda writes it (NOTES §6.3, the inverse of parseDetalleErrors): the opening (the sandbox's
+ * sentence; production's `.`), alone when there is no item, else an empty line, then the items. Accepted (warnings
+ * only): the list heading and the items, without the "errores" heading. Rejected: "El comprobante electrónico tiene
+ * los siguientes errores: ", the bracketed list, an empty line before the closing bracket. Line ends inside the list
+ * are CR LF.
  */
 export function formatDetalleMensaje(opening: string, accepted: boolean, items: readonly DetalleItem[]): string {
   if (items.length === 0) return opening;
