@@ -195,7 +195,7 @@ describe('XSD batches', () => {
     const batching = new BatchingXsd(inner, 10);
     try {
       const good = issue().xml;
-      const bad = good.replace(/<CodigoActividadEmisor>(\d+)<\/CodigoActividadEmisor>/, '<CodigoActividadEmisor>1</CodigoActividadEmisor>');
+      const bad = good.replace(/<CodigoActividadEmisor>([\d.]+)<\/CodigoActividadEmisor>/, '<CodigoActividadEmisor>1</CodigoActividadEmisor>');
       expect(bad).not.toBe(good);
       const docs = Array.from({ length: 20 }, (_, i) => (i === 7 ? bad : good));
       const results = await Promise.all(docs.map((d) => batching.validate(d, 'FE')));

@@ -27,7 +27,7 @@ const REAL = 'real sandbox answer, NOTES §6.3';
 export const RULES: readonly EmulatorRule[] = [
   { codigo: CODIGOS.ESQUEMA, verdict: 'rechazo', condition: 'the official XSD (April 2026) fails: only the first error, in the words and at the fila/columna of Java\'s validator (Xerces)', source: `${REAL}; xsd/2026/v4.4`, validate: 'same code' },
   { codigo: null, verdict: 'rechazo', condition: 'an XMLDSig signature without XAdES properties ("La firma del documento no es XAdES, se obtuvo [ERROR]"), reported before and instead of the schema', source: REAL, validate: 'no' },
-  { codigo: null, verdict: 'rechazo', condition: 'a XAdES signature without a policy identifier ("La firma del documento no tiene el Policy Id"); an older policy (v4.2) is accepted', source: 'third-party test quoting Hacienda (not traced), NOTES §3.3/§6.3', validate: 'no' },
+  { codigo: null, verdict: 'rechazo', condition: 'a XAdES signature without a policy identifier ("La firma del documento no tiene el Policy Id"), also before and instead of the schema (as the XMLDSig case); an older policy (v4.2) is accepted', source: 'third-party test quoting Hacienda (not traced), NOTES §3.3/§6.3; its place before the schema extrapolated', validate: 'no' },
   { codigo: null, verdict: 'rechazo', condition: 'a signature value or digest that does not verify, or a certificate not valid at signing time ("La firma del comprobante electrónico no es válida (…)")', source: REAL, validate: 'no' },
   { codigo: CODIGOS.CLAVE_IDENTIFICACION, verdict: 'rechazo', condition: "the clave's identification ≠ the Emisor's", source: REAL, validate: 'no' },
   { codigo: CODIGOS.CLAVE_CONSECUTIVO, verdict: 'rechazo', condition: "the clave's consecutivo ≠ NumeroConsecutivo", source: REAL, validate: 'no' },
