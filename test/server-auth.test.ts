@@ -99,7 +99,7 @@ beforeAll(async () => {
   ctx = await makeContext();
   for (const base of ['acme', 'apagada', 'victima', 'reset-me', 'rotar']) await createAccount(ctx, { base, password: PASSWORD });
   await disableAccount(ctx, 'apagada');
-  authUrl = await startAuth(ctx, { rateLimit: { perAccount: 5, perIp: 10_000, windowMs: 60_000 } });
+  authUrl = await startAuth(ctx, { rateLimit: { freeFailures: 5, baseDelayMs: 60_000, maxDelayMs: 60_000, perAddress: 10_000 } });
 });
 
 afterAll(async () => {
@@ -265,7 +265,7 @@ describe('POST /login', () => {
     }
   });
 
-  it('rate-limits repeated failures per account with 429 and Retry-After; a success resets the count', async () => {
+  it('throttles repeated failures of an account from one address with 429 and Retry-After; a success resets the count', async () => {
     // 4 failures, then a success resets the account's counter.
     for (let i = 0; i < 4; i++) expect((await postJson(`${authUrl}/login`, { base: 'reset-me', password: 'mala' })).status).toBe(401);
     await login('reset-me');
@@ -283,7 +283,7 @@ describe('POST /login', () => {
     await login('acme');
     for (let i = 0; i < 5; i++) expect((await postJson(`${authUrl}/login`, { base: 'inventada', password: 'x' })).status).toBe(401);
     expect((await postJson(`${authUrl}/login`, { base: 'inventada', password: 'x' })).status).toBe(429);
-    // Once the window has passed, the right password works again.
+    // Once the delay has passed, the right password works again.
     clockOffset += 61_000;
     try {
       await login('victima');
@@ -295,7 +295,7 @@ describe('POST /login', () => {
   it('rate-limits repeated failures per client IP across account names', async () => {
     const ictx = await makeContext();
     await createAccount(ictx, { base: 'alguien', password: PASSWORD });
-    const url = await startAuth(ictx, { rateLimit: { perAccount: 100, perIp: 6, windowMs: 300_000 } });
+    const url = await startAuth(ictx, { rateLimit: { freeFailures: 100, perAddress: 6, windowMs: 300_000 } });
     for (let i = 0; i < 6; i++) expect((await postJson(`${url}/login`, { base: `cuenta${i}`, password: 'x' })).status).toBe(401);
     const r = await postJson(`${url}/login`, { base: 'alguien', password: PASSWORD });
     expect(r.status).toBe(429);

@@ -12,16 +12,13 @@ import type { ServiceContext } from '../service/context.js';
 import { ensureSigningKey, publicJwks } from '../service/keys.js';
 import { createTokenVerifier, issueToken, revokeToken } from '../service/tokens.js';
 import { BODY_LIMIT, ERROR_CODES, installErrorHandling, MESSAGES, sendError } from './errors.js';
-import { FailureLimiter } from './rate-limit.js';
+import { addressKey, LoginThrottle, type LoginThrottleOptions } from './rate-limit.js';
 
-export interface LoginRateLimit {
-  /** Failed logins per account name within the window before 429. Default 10. */
-  perAccount?: number;
-  /** Failed logins per client IP within the window before 429. Default 30. */
-  perIp?: number;
-  /** Default 5 minutes. */
-  windowMs?: number;
-}
+/**
+ * Login throttling (rate-limit.ts `LoginThrottle`): an exponential delay per (account name, client address)
+ * pair, which a success resets, and a ceiling of failures per client address across accounts.
+ */
+export type LoginRateLimit = Omit<LoginThrottleOptions, 'now'>;
 
 export interface AuthAppOptions {
   /** The auth server's public URL: iss and aud of the tokens. A function when it is only known after listen. */
@@ -32,8 +29,11 @@ export interface AuthAppOptions {
   version?: string;
   /** Login failure limits, or false to disable (benchmarks). */
   rateLimit?: LoginRateLimit | false;
-  /** Fastify's trustProxy (client IP from X-Forwarded-For behind a reverse proxy). Default false. */
-  trustProxy?: boolean | string | string[];
+  /**
+   * The proxies (addresses, CIDRs; `parseTrustProxy`) whose X-Forwarded-For gives the client address, as
+   * Fastify's trustProxy list. Default none: X-Forwarded-For is ignored and the socket's address is the client's.
+   */
+  trustProxy?: readonly string[];
 }
 
 /** pino redact paths for both apps: nothing secret reaches the logs. */
@@ -84,15 +84,12 @@ export async function buildAuthApp(ctx: ServiceContext, opts: AuthAppOptions): P
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: BODY_LIMIT,
-    trustProxy: opts.trustProxy ?? false,
+    trustProxy: opts.trustProxy && opts.trustProxy.length > 0 ? [...opts.trustProxy] : false,
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
   installErrorHandling(app, { badRequestMessage: MESSAGES.loginFieldsRequired });
 
-  const limits = opts.rateLimit === false ? null : opts.rateLimit ?? {};
-  const windowMs = (limits && limits.windowMs) ?? 5 * 60_000;
-  const byAccount = limits ? new FailureLimiter({ max: limits.perAccount ?? 10, windowMs, now: ctx.now }) : null;
-  const byIp = limits ? new FailureLimiter({ max: limits.perIp ?? 30, windowMs, now: ctx.now }) : null;
+  const throttle = opts.rateLimit === false ? null : new LoginThrottle({ ...opts.rateLimit, now: ctx.now });
 
   const verifier = createTokenVerifier(ctx, { issuer: publicUrl, jwks: 'local' });
 
@@ -104,22 +101,22 @@ export async function buildAuthApp(ctx: ServiceContext, opts: AuthAppOptions): P
     if (typeof base !== 'string' || base === '' || typeof password !== 'string' || password === '') {
       return sendError(reply, 400, ERROR_CODES.badRequest, MESSAGES.loginFieldsRequired);
     }
+    // Keyed on the name as given, whether or not such an account exists: throttling reveals nothing about it.
     const accountKey = base.length <= 128 ? base : base.slice(0, 128);
-    const ipKey = request.ip;
-    const limited = [byAccount?.check(accountKey), byIp?.check(ipKey)].find((c) => c?.limited);
-    if (limited?.limited) {
-      request.log.warn({ base: accountKey, ip: ipKey }, 'login rate-limited');
-      void reply.header('retry-after', String(limited.retryAfterSeconds));
+    const ipKey = addressKey(request.ip);
+    const admitted = throttle?.admit(accountKey, ipKey);
+    if (admitted?.limited) {
+      request.log.warn({ base: accountKey, ip: ipKey }, 'login throttled');
+      void reply.header('retry-after', String(admitted.retryAfterSeconds));
       return sendError(reply, 429, ERROR_CODES.tooManyRequests, MESSAGES.tooManyRequests);
     }
+    // Counted as a failure already (admit); a success takes it back.
     const account = await verifyCredentials(ctx, base, password);
     if (!account) {
-      byAccount?.fail(accountKey);
-      byIp?.fail(ipKey);
-      request.log.info({ base: accountKey }, 'login failed');
+      request.log.info({ base: accountKey, ip: ipKey }, 'login failed');
       return sendError(reply, 401, ERROR_CODES.invalidCredentials, MESSAGES.invalidCredentials);
     }
-    byAccount?.reset(accountKey);
+    throttle?.succeeded(accountKey, ipKey);
     const issued = await issueToken(ctx, account, { issuer: publicUrl() });
     request.log.info({ base: account.base }, 'login');
     return reply.code(200).send(issued);

@@ -63,6 +63,11 @@ export interface ServiceOptions {
    * this is set (`--allow-private-webhooks`) or FECR_ALLOW_PRIVATE_WEBHOOKS=1. Env local allows any target.
    */
   allowPrivateWebhooks?: boolean;
+  /**
+   * The proxies (addresses, CIDRs) in front of the auth server whose X-Forwarded-For names the client
+   * (`--trust-proxy`, FECR_TRUST_PROXY); login throttling is keyed on that client address. None: the socket's.
+   */
+  trustProxy?: readonly string[];
   worker?: WorkerOptions | false;
   /** The receptor mails' default SMTP server and sender (`--smtp-url`, FECR_SMTP_URL); none: the data dir's outbox. */
   mail?: Partial<MailDefaults> | false;
@@ -119,7 +124,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   try {
     await checkMasterKey(opened);
     if (has('auth')) {
-      auth = await buildAuthApp(ctx, { publicUrl: () => authUrl });
+      auth = await buildAuthApp(ctx, { publicUrl: () => authUrl, ...(opts.trustProxy ? { trustProxy: opts.trustProxy } : {}) });
       await auth.listen({ host, port: opts.authPort ?? 0 });
       if (!opts.publicAuthUrl) authUrl = urlOf(auth);
     } else if (!authUrl && opts.authJwksUrl) {

@@ -28,6 +28,10 @@ export function defineServeCommand(program: Command, ctx: Ctx): void {
       '--allow-private-webhooks',
       'env sandbox/production: let accounts point webhooks at loopback, private, link-local and other non-public addresses (also FECR_ALLOW_PRIVATE_WEBHOOKS=1)',
     )
+    .option(
+      '--trust-proxy <list>',
+      'comma-separated addresses/CIDRs of the proxies (load balancer) whose X-Forwarded-For names the client, for login throttling (default FECR_TRUST_PROXY; none: X-Forwarded-For is ignored)',
+    )
     .option('--smtp-url <url>', 'SMTP server for the mails to the receptors: smtp[s]://user:password@host:port (default FECR_SMTP_URL; none: .eml files in <data dir>/outbox)')
     .option('--mail-from <address>', 'From of those mails, "Name <address>" (default FECR_MAIL_FROM, else the issuer\'s name and address)')
     .option('--mail-reply-to <address>', 'Reply-To of those mails (default FECR_MAIL_REPLY_TO)')

@@ -18,6 +18,7 @@ export interface ServeFlags {
   role: string;
   haciendaUrl?: string;
   allowPrivateWebhooks?: boolean;
+  trustProxy?: string;
   smtpUrl?: string;
   mailFrom?: string;
   mailReplyTo?: string;
@@ -44,6 +45,7 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
   const database = f.database ?? (ctx.io.env.FECR_DATABASE_URL || undefined);
   if (database !== undefined && !/^postgres(ql)?:\/\//i.test(database)) throw new UsageError('--database must be a postgres:// URL');
   if (f.haciendaUrl !== undefined && f.env !== 'local') throw new UsageError('--hacienda-url is for --env local (the emulator)');
+  const trustProxy = await trustedProxies(ctx, f);
   const mail = await mailDefaults(ctx, f);
   let svc: Awaited<ReturnType<typeof startService>> | undefined;
   // A library that records something without awaiting it (graphile-worker ends jobs so) can leave a rejected
@@ -80,6 +82,7 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
       authJwksUrl: f.authJwksUrl,
       emulatorDelayMs: delay,
       ...(f.allowPrivateWebhooks ? { allowPrivateWebhooks: true } : {}),
+      ...(trustProxy ? { trustProxy } : {}),
       mail,
       warn: (m) => ctx.io.stderr.write(`warning: ${m}\n`),
     });
@@ -106,6 +109,18 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
 
   await svc.close();
   process.off('unhandledRejection', onRejection);
+}
+
+/** --trust-proxy, else FECR_TRUST_PROXY: the proxies whose X-Forwarded-For is believed (none when unset). */
+async function trustedProxies(ctx: Ctx, f: ServeFlags): Promise<string[] | undefined> {
+  const [value, name] = f.trustProxy !== undefined ? [f.trustProxy, '--trust-proxy'] : [ctx.io.env.FECR_TRUST_PROXY, 'FECR_TRUST_PROXY'];
+  if (value === undefined || (name === 'FECR_TRUST_PROXY' && value.trim() === '')) return undefined;
+  const { parseTrustProxy } = await import('../../server/rate-limit.js');
+  try {
+    return parseTrustProxy(value);
+  } catch (e) {
+    throw new UsageError(`${name}: ${(e as Error).message}`);
+  }
 }
 
 /** The receptor mails' defaults: --smtp-url, --mail-from, --mail-reply-to, else FECR_SMTP_URL, FECR_MAIL_FROM, FECR_MAIL_REPLY_TO. */
