@@ -20,7 +20,7 @@ import { policyCheck } from './policy-check.js';
 import { checkReferencesAndValue, newSignedXml } from './references.js';
 import { readCertificate, signedPropsCertDigests, signingCertificateCheck } from './signer-certificate.js';
 import { addCheck, errorText, type VerifyReport } from './verify-report.js';
-import { childElements, firstChild, firstDescendant, isDs, parseXmlDocument } from './xml-dom.js';
+import { childElements, firstChild, firstDescendant, isDs, parseXmlDocument, withXml10LineEnds } from './xml-dom.js';
 
 /** ANEXOS Anexo 2: RSA with SHA-256 or SHA-512, digests SHA-256 or SHA-512. */
 const ALLOWED_SIGNATURES = new Set([
@@ -53,7 +53,8 @@ export function verifyXadesDocument(doc: Document, xml: string, now: Date, opts:
 function runVerify(xml: string, doc: Document | undefined, now: Date, opts: VerifyOptions): VerifyReport {
   const report: VerifyReport = { ok: false, checks: [], notes: [] };
   try {
-    verifyInto(report, xml, doc, now, opts.crossCheck ?? true);
+    // xml-crypto's own parses (the cross-check, an unusual transform chain) read line ends as the signer did.
+    withXml10LineEnds(() => verifyInto(report, xml, doc, now, opts.crossCheck ?? true));
   } catch (e) {
     addCheck(report, { name: 'verify', ok: false, detail: `unexpected error: ${errorText(e)}` });
   }

@@ -36,6 +36,7 @@ import {
   POLICY_V44_URL,
   TYPE_SIGNED_PROPERTIES,
 } from './policy.js';
+import { withXml10LineEnds } from './xml-dom.js';
 
 export const XML_DECLARATION = '<?xml version="1.0" encoding="utf-8"?>';
 
@@ -149,11 +150,15 @@ export function signXmlDocument(xml: string, creds: SigningCredentials, opts: Si
     digestAlgorithm: ALG_SHA256,
     type: TYPE_SIGNED_PROPERTIES,
   });
-  sx.computeSignature(body, {
-    prefix: 'ds',
-    attrs: { Id: ids.signature },
-    location: { reference: '/*', action: 'append' },
-  });
+  // xml-crypto parses `body` with xmldom, whose default line ends are XML 1.1's: NEL and U+2028 in the text
+  // would be rewritten as LF in the signed output.
+  withXml10LineEnds(() =>
+    sx.computeSignature(body, {
+      prefix: 'ds',
+      attrs: { Id: ids.signature },
+      location: { reference: '/*', action: 'append' },
+    }),
+  );
   return XML_DECLARATION + sx.getSignedXml();
 }
 

@@ -1,6 +1,12 @@
 /**
  * The signed document as an @xmldom/xmldom tree for verification: a strict well-formed parse (with an index
  * that spares xmldom one backward scan of the source per element name), and the few DOM walks the checks use.
+ *
+ * Line ends are XML 1.0's (§2.11): CR LF and a lone CR become LF, nothing else. xmldom's default is XML 1.1's,
+ * which also turns NEL (U+0085) and LINE SEPARATOR (U+2028) into LF: text a signer (fecr, xmlsec1, libxml2,
+ * Hacienda's Java) canonicalised with those characters would digest differently here, and, worse, a signed LF
+ * replaced by U+2028 would still verify. Every xmldom parse that verification and signing make, ours and
+ * xml-crypto's, uses XML 1.0's (`withXml10LineEnds`).
  */
 import { DOMParser } from '@xmldom/xmldom';
 import { XMLValidator } from 'fast-xml-parser';
@@ -25,7 +31,7 @@ export function parseXmlDocument(xml: string): Document | string {
           error: (m: string) => errors.push(m),
           fatalError: (m: string) => errors.push(m),
         },
-        normalizeLineEndings: (source: string) => (closeTags.source = normalizeLineEndings(source)),
+        normalizeLineEndings: (source: string) => (closeTags.source = xml10LineEnds(source)),
       } as ConstructorParameters<typeof DOMParser>[0]).parseFromString(xml, 'text/xml'),
     );
   } catch (e) {
@@ -36,9 +42,41 @@ export function parseXmlDocument(xml: string): Document | string {
   return doc;
 }
 
-/** xmldom's own line-end normalization (XML 1.1 §2.11, as @xmldom/xmldom 0.8 applies it), which it does not export. */
-function normalizeLineEndings(input: string): string {
-  return input.replace(/\r[\n\u0085]/g, '\n').replace(/[\r\u0085\u2028]/g, '\n');
+/**
+ * XML 1.0 end-of-line handling (§2.11): the two characters CR LF, and a CR not followed by LF, become one LF.
+ * NEL, U+2028 and U+2029 are ordinary characters in XML 1.0 and stay as they are.
+ */
+export function xml10LineEnds(input: string): string {
+  return input.indexOf('\r') < 0 ? input : input.replace(/\r\n?/g, '\n');
+}
+
+type ParseFromString = (this: DOMParser, source: string, mimeType?: string) => Document;
+
+/**
+ * Runs `fn` (synchronous) with every xmldom parser that was given no line-end option of its own applying
+ * XML 1.0's: xml-crypto parses the document again in its core validation (`checkSignature`), the canonical
+ * SignedInfo, the output of a transform, and the document it signs (`computeSignature`), always with xmldom's
+ * default (XML 1.1).
+ */
+export function withXml10LineEnds<T>(fn: () => T): T {
+  const proto = DOMParser.prototype as unknown as { parseFromString: ParseFromString };
+  const current = proto.parseFromString; // the built-in, or an outer call's wrapper (nested calls pass through)
+  proto.parseFromString = function (this: DOMParser, source: string, mimeType?: string): Document {
+    const self = this as unknown as { options?: Record<string, unknown> };
+    const options = self.options;
+    if (options?.normalizeLineEndings) return current.call(this, source, mimeType);
+    self.options = { ...options, normalizeLineEndings: xml10LineEnds };
+    try {
+      return current.call(this, source, mimeType);
+    } finally {
+      self.options = options;
+    }
+  };
+  try {
+    return fn();
+  } finally {
+    proto.parseFromString = current;
+  }
 }
 
 /**
