@@ -36,13 +36,55 @@ export const ALG_C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315';
 export const ALG_C14N_WITH_COMMENTS = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315#WithComments';
 export const ALG_EXC_C14N_WITH_COMMENTS = 'http://www.w3.org/2001/10/xml-exc-c14n#WithComments';
 
-/** The four C14N algorithms, each with xml-crypto's canonicalizer for it. */
+/**
+ * A processing instruction as C14N writes it: `<?target data?>` (`<?target?>` without data). xml-crypto 6 writes
+ * only its data, as if it were text, so `<Total><?x 1?>05</Total>` and the signed `<Total>105</Total>` had the
+ * same digest: a signed value could be changed without breaking the signature (and a document signed elsewhere
+ * with a PI never verified).
+ */
+function renderPi(node: Node): string | undefined {
+  if (node?.nodeType !== 7) return undefined;
+  const pi = node as ProcessingInstruction;
+  return `<?${pi.target}${pi.data ? ` ${pi.data}` : ''}?>`;
+}
+
+// xml-crypto's four canonicalizers, with processing instructions rendered (processInner recurses through `this`).
+class C14n extends C14nCanonicalization {
+  override processInner(...a: Parameters<C14nCanonicalization['processInner']>): string {
+    return renderPi(a[0]) ?? super.processInner(...a);
+  }
+}
+class C14nWithComments extends C14nCanonicalizationWithComments {
+  override processInner(...a: Parameters<C14nCanonicalization['processInner']>): string {
+    return renderPi(a[0]) ?? super.processInner(...a);
+  }
+}
+class ExcC14n extends ExclusiveCanonicalization {
+  override processInner(...a: Parameters<ExclusiveCanonicalization['processInner']>): string {
+    return renderPi(a[0]) ?? super.processInner(...a);
+  }
+}
+class ExcC14nWithComments extends ExclusiveCanonicalizationWithComments {
+  override processInner(...a: Parameters<ExclusiveCanonicalization['processInner']>): string {
+    return renderPi(a[0]) ?? super.processInner(...a);
+  }
+}
+
+/** The four C14N algorithms, each with its canonicalizer (xml-crypto's, processing instructions rendered). */
 export const C14N_ALGORITHMS: Record<string, { exclusive: boolean; create: () => C14nCanonicalization | ExclusiveCanonicalization }> = {
-  [ALG_C14N]: { exclusive: false, create: () => new C14nCanonicalization() },
-  [ALG_C14N_WITH_COMMENTS]: { exclusive: false, create: () => new C14nCanonicalizationWithComments() },
-  [ALG_EXC_C14N]: { exclusive: true, create: () => new ExclusiveCanonicalization() },
-  [ALG_EXC_C14N_WITH_COMMENTS]: { exclusive: true, create: () => new ExclusiveCanonicalizationWithComments() },
+  [ALG_C14N]: { exclusive: false, create: () => new C14n() },
+  [ALG_C14N_WITH_COMMENTS]: { exclusive: false, create: () => new C14nWithComments() },
+  [ALG_EXC_C14N]: { exclusive: true, create: () => new ExcC14n() },
+  [ALG_EXC_C14N_WITH_COMMENTS]: { exclusive: true, create: () => new ExcC14nWithComments() },
 };
+
+/** Makes a SignedXml (signing, or the generic verification path and the cross-check) use the canonicalizers above. */
+export function useC14nWithPis(sx: { CanonicalizationAlgorithms: Record<string, unknown> }): void {
+  sx.CanonicalizationAlgorithms[ALG_C14N] = C14n;
+  sx.CanonicalizationAlgorithms[ALG_C14N_WITH_COMMENTS] = C14nWithComments;
+  sx.CanonicalizationAlgorithms[ALG_EXC_C14N] = ExcC14n;
+  sx.CanonicalizationAlgorithms[ALG_EXC_C14N_WITH_COMMENTS] = ExcC14nWithComments;
+}
 
 /**
  * The common transform chains, run directly on the DOM: [enveloped-signature?, one of the four C14N]. xml-crypto's

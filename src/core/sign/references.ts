@@ -5,7 +5,7 @@
  */
 import { createHash, createVerify, type X509Certificate } from 'node:crypto';
 import { SignedXml } from 'xml-crypto';
-import { ALG_XPATH, canonicalizeDirect, genericOptions, XPathNotSignatureTransform } from './c14n.js';
+import { ALG_XPATH, canonicalizeDirect, genericOptions, useC14nWithPis, XPathNotSignatureTransform } from './c14n.js';
 import { NS_DS } from './policy.js';
 import { addCheck, errorText, type VerifyReport } from './verify-report.js';
 import { childElements, firstChild, isDs } from './xml-dom.js';
@@ -127,6 +127,7 @@ export function newSignedXml(x509: X509Certificate | undefined): SignedXml {
     getCertFromKeyInfo: () => null,
   });
   sx.CanonicalizationAlgorithms[ALG_XPATH] = XPathNotSignatureTransform as never;
+  useC14nWithPis(sx as never);
   return sx;
 }
 

@@ -36,6 +36,7 @@ import {
   POLICY_V44_URL,
   TYPE_SIGNED_PROPERTIES,
 } from './policy.js';
+import { useC14nWithPis } from './c14n.js';
 import { withXml10LineEnds } from './xml-dom.js';
 
 export const XML_DECLARATION = '<?xml version="1.0" encoding="utf-8"?>';
@@ -131,6 +132,7 @@ export function signXmlDocument(xml: string, creds: SigningCredentials, opts: Si
     getKeyInfoContent: () => keyInfoElement(creds, ids).children!.map((c) => serializeExclusive(c, SIGNATURE_NS, insideSignature)).join(''),
     objects: [{ content: qualifyingProperties }],
   });
+  useC14nWithPis(sx as never);
   sx.addReference({
     xpath: '/*',
     isEmptyUri: true,
