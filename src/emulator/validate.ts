@@ -9,6 +9,7 @@
  *   The verdicts are the same: both call `analyzeDocument` and merge the XSD errors the same way.
  */
 import { createXsdValidator, type XsdResult, type XsdValidator } from '../adapters/xsd/index.js';
+import { xercesError } from '../adapters/xsd/xerces/index.js';
 import type { SchemaName } from '../core/xml/kinds.js';
 import { CODIGOS, err } from './codes.js';
 import {
@@ -140,10 +141,13 @@ async function xsdErrors(req: XsdRequest, text: string, xsd: BatchingXsd): Promi
       const alt = await xsd.validate(text, req.fallback);
       if (alt.valid) r = alt;
     }
-    // Hacienda lists only the first schema error, in its validator's words, with its line (NOTES §6.3; its
-    // validator is Xerces and points at the end of the element, xmllint at its start: the line may differ).
+    // Hacienda lists only the first schema error, in its validator's words (Java's Xerces), with the line and
+    // column Xerces reports (NOTES §6.3). xmllint's first error is retold as Xerces' on this (error) path only.
     const first = r.errors[0];
-    if (first) out.push(err(CODIGOS.ESQUEMA, first.message, first.line ?? 0, 0));
+    if (first) {
+      const x = xercesError(text, req.schema, first);
+      out.push(err(CODIGOS.ESQUEMA, x.message, x.fila, x.columna));
+    }
   } catch (e) {
     out.push(err(CODIGOS.ERROR_INTERNO, `No se pudo validar el esquema XSD: ${e instanceof Error ? e.message : String(e)}`));
   }

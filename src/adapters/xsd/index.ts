@@ -10,6 +10,7 @@ export * from '../../core/xsd/index.js';
 export { XmllintBinaryValidator, hasXmllintBinary } from './binary.js';
 export { XmllintWasmValidator } from './wasm.js';
 export { parseXmllintOutput } from './output.js';
+export { xercesError, xercesFirstError, type XercesFirstError } from './xerces/index.js';
 
 export interface CreateXsdValidatorOptions {
   /** 'auto' (default): the binary when it runs, else wasm. 'binary' fails when there is no binary. */
