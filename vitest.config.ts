@@ -12,6 +12,7 @@ const ON_BOTH_STORES = [
   'test/email-delivery.test.ts',
   'test/recibidos-service.test.ts',
   'test/server-api-correo.test.ts',
+  'test/server-api-correo-relay.test.ts',
   'test/queue-deferred.test.ts',
 ];
 

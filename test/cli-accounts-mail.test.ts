@@ -63,7 +63,7 @@ describe('fecr accounts mail', () => {
     );
     const shown = await run(['accounts', 'mail', 'acme', '--json']);
     expect(shown.code, shown.stderr).toBe(0);
-    expect(JSON.parse(shown.stdout)).toEqual({ smtpUrl: 'smtp://facturas%40acme.cr@smtp.acme.cr:2587', hasPassword: true, from: 'ACME S.A. <facturas@acme.cr>', replyTo: 'cobros@acme.cr' });
+    expect(JSON.parse(shown.stdout)).toEqual({ smtpUrl: 'smtp://facturas%40acme.cr@smtp.acme.cr:2587', hasPassword: true, from: 'ACME S.A. <facturas@acme.cr>', replyTo: 'cobros@acme.cr', allow: [] });
     const list = await run(['accounts', 'list', '--json']);
     expect(list.code, list.stderr).toBe(0);
 

@@ -135,7 +135,9 @@ describe('the receptor mail over SMTP', () => {
     expect((await mailStatusOf(env.ctx, [te.documentId])).has(te.documentId)).toBe(false);
     expect(smtp.received.some((r) => r.raw.includes(te.clave))).toBe(false);
 
-    const again = await requestMail(env.ctx, env.accountId, fe.clave, { to: ['otra@cliente.cr'] });
+    // The operator names any address (an account, through the API, only the document's recipients and its
+    // allow-list: test/server-api-correo-relay.test.ts).
+    const again = await requestMail(env.ctx, env.accountId, fe.clave, { caller: 'operator', to: ['otra@cliente.cr'] });
     env.worker.wake();
     expect(again.mail.motivo).toBe('reenvio');
     const second = await withTimeout(
@@ -174,7 +176,7 @@ describe('the receptor mail over SMTP', () => {
 describe('SMTP answers', () => {
   it('451 twice, then 250: one delivered mail after three attempts', async () => {
     const smtp = await startTestSmtp({ answer: (n) => (n <= 2 ? { code: 451, message: 'Requested action aborted: try again later' } : undefined) });
-    const env = await makeEnv({ smtp: { host: '127.0.0.1', port: smtp.port, security: 'none' } });
+    const env = await makeEnv({ smtp: { host: '127.0.0.1', port: smtp.port, security: 'none' }, fromAddress: 'facturas@fecr.test' });
     try {
       const { clave, documentId } = await submit(env, 'FE');
       const m = await settledMail(env, documentId);
@@ -182,9 +184,12 @@ describe('SMTP answers', () => {
       expect(m.intentos).toBe(3);
       expect(smtp.attempts).toBe(3);
       expect(smtp.received.filter((r) => r.raw.includes(clave))).toHaveLength(1);
-      // without a configured From: the issuer's name and address
+      // the operator's address without a name of its own: the issuer's name, and its address as Reply-To (issue 25:
+      // the issuer's address as From, the old default, made the operator's server send as any domain a tenant wrote)
       const parsed = await simpleParser(smtp.received[0]!.raw);
-      expect(parsed.from?.value[0]).toEqual({ address: 'facturas@softwaretico.cr', name: 'SOFTWARE TICO SOCIEDAD ANONIMA' });
+      expect(smtp.received[0]!.from).toBe('facturas@fecr.test');
+      expect(parsed.from?.value[0]).toEqual({ address: 'facturas@fecr.test', name: 'SOFTWARE TICO SOCIEDAD ANONIMA' });
+      expect(parsed.replyTo?.value[0]?.address).toBe('facturas@softwaretico.cr');
     } finally {
       await env.worker.stop();
       await smtp.close();
@@ -204,7 +209,7 @@ describe('SMTP answers', () => {
     });
     await new Promise<void>((r) => hook.listen(0, '127.0.0.1', () => r()));
     const port = (hook.address() as { port: number }).port;
-    const env = await makeEnv({ smtp: { host: '127.0.0.1', port: smtp.port, security: 'none' } }, { webhookUrl: `http://127.0.0.1:${port}/hook` });
+    const env = await makeEnv({ smtp: { host: '127.0.0.1', port: smtp.port, security: 'none' }, fromAddress: 'facturas@fecr.test' }, { webhookUrl: `http://127.0.0.1:${port}/hook` });
     try {
       const { clave, documentId } = await submit(env, 'FE');
       const m = await settledMail(env, documentId);
@@ -233,7 +238,7 @@ describe('SMTP answers', () => {
     await probe.close(); // nothing listens there now
     const t = await makeServiceContext({ haciendaUrl: emu.url });
     opened.push(t);
-    const ctx: ServiceContext = { ...t.ctx, mail: { outboxDir: join(t.dir, 'outbox'), smtp: { host: '127.0.0.1', port, security: 'none' } } };
+    const ctx: ServiceContext = { ...t.ctx, mail: { outboxDir: join(t.dir, 'outbox'), smtp: { host: '127.0.0.1', port, security: 'none' }, fromAddress: 'facturas@fecr.test' } };
     const { account } = await createAccount(ctx, { base: 'refused', password: 'password-123' });
     await registerIssuer(ctx, account.id, { ...issuer.issuer });
     const worker = startWorker(ctx, { ...FAST_WORKER, emailBackoffBaseMs: 20, emailBackoffMaxMs: 40, emailRetryWindowMs: 2_000 });
@@ -281,7 +286,7 @@ describe('STARTTLS, AUTH and the account settings', () => {
 
   it('a wrong password is a permanent failure (535), recorded', async () => {
     const smtp = await startTestSmtp({ tls: true, auth: { user: 'fecr', pass: 'right' } });
-    const env = await makeEnv({ smtp: { host: '127.0.0.1', port: smtp.port, security: 'starttls', user: 'fecr', password: 'wrong', ca: smtp.ca! } });
+    const env = await makeEnv({ smtp: { host: '127.0.0.1', port: smtp.port, security: 'starttls', user: 'fecr', password: 'wrong', ca: smtp.ca! }, fromAddress: 'facturas@fecr.test' });
     try {
       const { documentId } = await submit(env, 'FE');
       const m = await settledMail(env, documentId);

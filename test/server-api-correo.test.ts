@@ -16,6 +16,7 @@ import { mailStatusOf } from '../src/service/delivery/email.js';
 import { startWorker, type Worker } from '../src/service/delivery/worker.js';
 import { getDocument, submitDocument } from '../src/service/documents.js';
 import { getFile } from '../src/service/files.js';
+import { changeMailAllowList } from '../src/service/mail-settings.js';
 import { registerIssuer } from '../src/service/issuers.js';
 import { ensureSigningKey } from '../src/service/keys.js';
 import { closeLookups } from '../src/service/lookups.js';
@@ -166,6 +167,11 @@ describe('POST /api/enviar/correo', () => {
     const bad = await post({ claveHacienda: pending.clave, correos: ['cliente@correo.cr', 'no-es-correo'] });
     expect([bad.status, bad.body.error, bad.body.details]).toEqual([400, 'bad_request', [{ path: 'correos[1]', message: 'must be an e-mail address' }]]);
 
+    // Addresses other than the document's recipients: only those the operator registered for the account (issue 25;
+    // before it, any account mailed any address: test/server-api-correo-relay.test.ts).
+    const foreign = await post({ claveHacienda: pending.clave, correos: ['contabilidad@cliente.cr', 'gerencia@cliente.cr'] });
+    expect([foreign.status, foreign.body.error, foreign.body.details.map((d: { path: string }) => d.path)]).toEqual([400, 'bad_request', ['correos[0]', 'correos[1]']]);
+    await changeMailAllowList(ctx, 'correo-a', { allow: ['contabilidad@cliente.cr', 'gerencia@cliente.cr'] });
     const r = await post({ claveHacienda: ` ${pending.clave} `, correos: ['contabilidad@cliente.cr', 'Contabilidad@cliente.cr', 'gerencia@cliente.cr'] });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toEqual({

@@ -205,7 +205,8 @@ class LocalBackend implements Backend {
 
   async emailDocument(clave: string, to?: string[]): Promise<MailStatus> {
     const [{ requestMail, mailById, toMailStatus }, id] = await Promise.all([import('../service/delivery/email.js'), this.accountId()]);
-    const r = await mapped(() => requestMail(this.svc, id, clave, to && to.length > 0 ? { to } : {}));
+    // Local mode: the data dir's account is its own operator (service/delivery/email-policy.ts): whom it names, no limits.
+    const r = await mapped(() => requestMail(this.svc, id, clave, { caller: 'operator', ...(to && to.length > 0 ? { to } : {}) }));
     const doc = await this.stateOf(clave);
     if (doc) await this.run.untilMailed(doc.id, 30_000);
     const row = await mailById(this.svc, r.id);
@@ -376,7 +377,8 @@ const toStatus = (row: Parameters<typeof documentStatusFromRow>[0]): DocumentSta
 
 /** The profile's mail settings (see LocalProfile); a bad one is refused as invalid, naming the profile key. */
 async function localMailDefaults(ctx: Ctx, profile: LocalProfile) {
-  if (profile.outboxOnly) return {};
+  // The data dir's account is its own operator: without mailFrom, its issuer's own address is the From.
+  if (profile.outboxOnly) return { issuerAsSender: true };
   const { mailDefaultsFrom, MailSettingsError } = await import('../service/mail-settings.js');
   const env = ctx.io.env;
   const emulator = (profile.env ?? 'local') === 'local';
@@ -384,7 +386,7 @@ async function localMailDefaults(ctx: Ctx, profile: LocalProfile) {
   const from = profile.mailFrom ? { v: profile.mailFrom, n: 'mailFrom' } : { v: env.FECR_MAIL_FROM, n: 'FECR_MAIL_FROM' };
   const replyTo = profile.mailReplyTo ? { v: profile.mailReplyTo, n: 'mailReplyTo' } : { v: env.FECR_MAIL_REPLY_TO, n: 'FECR_MAIL_REPLY_TO' };
   try {
-    return mailDefaultsFrom({ smtpUrl: url.v, from: from.v, replyTo: replyTo.v }, { smtpUrl: url.n, from: from.n, replyTo: replyTo.n });
+    return { ...mailDefaultsFrom({ smtpUrl: url.v, from: from.v, replyTo: replyTo.v }, { smtpUrl: url.n, from: from.n, replyTo: replyTo.n }), issuerAsSender: true };
   } catch (e) {
     if (e instanceof MailSettingsError) throw new BackendError('invalid', `${e.field}: ${e.message}`, [{ path: e.field, message: e.message }]);
     throw e;

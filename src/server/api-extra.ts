@@ -16,7 +16,10 @@
  *   issuers (or the one with that identificación; none: `[]`), each record without any secret (`fecr emisor list|show`).
  * - `POST /api/enviar/correo {claveHacienda, correos?}` → `{status: 'success', data: MailStatus}`: mails an accepted
  *   document to its receptor again (to `correos` when given, else to its stored recipients; `fecr documents email`);
- *   404 as `/api/consultar/estado`, 400 when it is not aceptado, has no recipient, or an address is bad.
+ *   404 as `/api/consultar/estado`, 400 when it is not aceptado, has no recipient, an address is bad, or is neither a
+ *   recipient of the document nor on the account's allow-list (`details` at `correos[i]`), or the service has no
+ *   sender; 429 too_many_requests with Retry-After past the account's or the document's limit
+ *   (service/delivery/email-policy.ts).
  * `/api/consultar/estado` and `/api/consultar/documentos` give each document's latest mail as `correo`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -25,6 +28,7 @@ import { documentStatusFromRow } from '../service/document-status.js';
 import { AccountError, pointWebhook, webhookUrlOf } from '../service/accounts.js';
 import { getDocument, listDocuments } from '../service/documents.js';
 import { mailStatusOf, requestMail } from '../service/delivery/email.js';
+import { MailLimitError } from '../service/delivery/email-policy.js';
 import { ServiceError } from '../service/service-error.js';
 import { listIssuerDetails } from '../service/issuers.js';
 import { findingsFromZod } from './api-schemas.js';
@@ -75,7 +79,7 @@ export const WebhookBody = z.object({
 
 export const EmailBody = z.object({
   claveHacienda: z.string(required('a string')).trim().min(1, 'is required').describe('The 50-digit clave of an accepted document'),
-  correos: z.array(z.string('must be a string')).max(10, 'must have at most 10 addresses').optional().describe("Send to these addresses instead of the document's recipients"),
+  correos: z.array(z.string('must be a string')).max(10, 'must have at most 10 addresses').optional().describe("Send to these addresses instead of the document's recipients: each one of them, or registered for the account by its operator"),
 });
 
 export const IssuersBody = z.object({
@@ -108,9 +112,11 @@ export function registerExtraEndpoints(app: FastifyInstance, ctx: Parameters<typ
   app.post('/api/enviar/correo', async (req) => {
     const body = valid(EmailBody, req.body);
     try {
-      const r = await requestMail(ctx, account(req), body.claveHacienda, body.correos ? { to: body.correos } : {});
+      // An account: only the document's recipients and its allow-list, within its limits.
+      const r = await requestMail(ctx, account(req), body.claveHacienda, { caller: 'account', ...(body.correos ? { to: body.correos } : {}) });
       return { status: 'success', data: r.mail };
     } catch (e) {
+      if (e instanceof MailLimitError) throw new HttpError(429, ERROR_CODES.tooManyRequests, e.message, undefined, { 'retry-after': String(e.retryAfterSeconds) });
       if (e instanceof ServiceError) throw new HttpError(e.status, e.status === 404 ? ERROR_CODES.notFound : ERROR_CODES.badRequest, e.message, e.details);
       throw e;
     }

@@ -99,10 +99,11 @@ const ENDPOINTS: Endpoint[] = [
   },
   {
     path: '/api/enviar/correo',
-    summary: 'Mails an accepted document to its receptor again, with its XML, PDF and MensajeHacienda (fecr extension, not in SERVICE-SPEC)',
+    summary:
+      "Mails an accepted document to its receptor again, with its XML, PDF and MensajeHacienda: only to the document's recipients and the addresses the operator registered for the account, within the account's and the document's limits (fecr extension, not in SERVICE-SPEC)",
     request: 'EmailBody',
     response: 'MailStatusResponse',
-    errors: [400, 404],
+    errors: [400, 404, 429],
     extension: true,
   },
   // The buyer's side (src/server/api-recibidos.ts).
@@ -174,6 +175,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'unauthorized: "Token inválido o expirado"',
   404: 'not_found',
   413: 'payload_too_large: body over 1 MiB',
+  429: 'too_many_requests: a limit reached; Retry-After says in how many seconds to try again',
   503: 'service_unavailable: Hacienda did not answer',
 };
 

@@ -9,10 +9,13 @@
  *   smtps://[user[:password]@]host[:port]                            TLS from the first byte, port 465 by default
  *
  * The password is never returned: `MailSettingsView` shows the URL without it.
+ *
+ * An account's allow-list (`fecr accounts mail BASE --allow ADDR…`, `--disallow ADDR…`): the addresses, beside each
+ * document's own recipients, that the client API may mail for it (delivery/email-policy.ts). Only an operator sets it.
  */
 import type { ServiceContext } from './context.js';
 import { AccountError } from './accounts.js';
-import type { MailDefaults, MailSender, SmtpSecurity, SmtpServer } from './mail-defaults.js';
+import { DEFAULT_MAIL_LIMITS, type MailDefaults, type MailSender, type SmtpSecurity, type SmtpServer } from './mail-defaults.js';
 
 /** What an account's mail goes through, resolved. */
 export type MailRoute = ({ kind: 'smtp'; server: SmtpServer } | { kind: 'outbox'; dir: string }) & MailSender;
@@ -151,6 +154,37 @@ export async function accountMailView(ctx: ServiceContext, base: string): Promis
   };
 }
 
+/** An account's allow-list, lower-cased and sorted. */
+export async function mailAllowListOf(ctx: Pick<ServiceContext, 'store'>, accountId: number): Promise<string[]> {
+  const rows = await ctx.store.db.selectFrom('account_mail_allow').select('address').where('account_id', '=', accountId).orderBy('address').execute();
+  return rows.map((r) => r.address);
+}
+
+/** The allow-list of the account named `base`. */
+export async function mailAllowList(ctx: ServiceContext, base: string): Promise<string[]> {
+  return mailAllowListOf(ctx, await accountIdOf(ctx, base));
+}
+
+/**
+ * Adds (`allow`) and removes (`disallow`) addresses of an account's allow-list; every address is checked first (a bad
+ * one: MailSettingsError, nothing changed). Returns the list as it is now.
+ */
+export async function changeMailAllowList(ctx: ServiceContext, base: string, change: { allow?: readonly string[]; disallow?: readonly string[] }): Promise<string[]> {
+  const allow = (change.allow ?? []).map((a) => parseAddress(a, 'allow').toLowerCase());
+  const disallow = (change.disallow ?? []).map((a) => parseAddress(a, 'disallow').toLowerCase());
+  const accountId = await accountIdOf(ctx, base);
+  const now = ctx.now();
+  await ctx.store.db.transaction().execute(async (trx) => {
+    if (disallow.length > 0) await trx.deleteFrom('account_mail_allow').where('account_id', '=', accountId).where('address', 'in', disallow).execute();
+    for (const address of new Set(allow)) {
+      await trx.insertInto('account_mail_allow').values({ account_id: accountId, address, created_at: now }).onConflict((oc) => oc.columns(['account_id', 'address']).doNothing()).execute();
+    }
+  });
+  const list = await mailAllowListOf(ctx, accountId);
+  ctx.logger.info({ base, added: allow.length, removed: disallow.length, allowed: list.length }, 'account mail allow-list changed');
+  return list;
+}
+
 /**
  * The route of an account's mails: its own server, else the service's default server, else the outbox. The
  * sender: the account's, else the defaults' (each field on its own). Null when the service has no mail at all.
@@ -183,15 +217,44 @@ function pick<K extends string>(key: K, value: string | null | undefined): Parti
   return value ? ({ [key]: value } as Record<K, string>) : {};
 }
 
+/** The textual settings of the service's mail defaults, and the names to blame for a bad one. */
+export interface MailDefaultsText {
+  smtpUrl?: string | undefined;
+  from?: string | undefined;
+  replyTo?: string | undefined;
+  /** `fecr serve --mail-resends-per-document`, `--mail-resends-per-account` (whole numbers, at least 1). */
+  perDocument?: string | undefined;
+  perAccount?: string | undefined;
+}
+
 /**
  * The service's default server and sender from their textual settings (`--smtp-url`, `--mail-from`, `--mail-reply-to`,
- * FECR_SMTP_URL, FECR_MAIL_FROM, FECR_MAIL_REPLY_TO, a local profile's keys); none set: the outbox only. Throws
- * MailSettingsError naming the setting that is wrong.
+ * FECR_SMTP_URL, FECR_MAIL_FROM, FECR_MAIL_REPLY_TO, a local profile's keys), and the client API's limits (each
+ * unset one: its default); none set: the outbox only. Throws MailSettingsError naming the setting that is wrong.
  */
-export function mailDefaultsFrom(s: { smtpUrl?: string | undefined; from?: string | undefined; replyTo?: string | undefined }, names = { smtpUrl: 'smtpUrl', from: 'from', replyTo: 'replyTo' }): Partial<MailDefaults> {
+export function mailDefaultsFrom(
+  s: MailDefaultsText,
+  names: Record<'smtpUrl' | 'from' | 'replyTo', string> & Partial<Record<'perDocument' | 'perAccount', string>> = { smtpUrl: 'smtpUrl', from: 'from', replyTo: 'replyTo' },
+): Partial<MailDefaults> {
+  const limit = (v: string | undefined, field: string, fallback: number): number => {
+    if (v === undefined) return fallback;
+    const n = Number(v.trim());
+    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < 1) throw new MailSettingsError(field, `must be a whole number, at least 1 (got "${v}")`);
+    return n;
+  };
+  const limits =
+    s.perDocument !== undefined || s.perAccount !== undefined
+      ? {
+          limits: {
+            perDocument: limit(s.perDocument, names.perDocument ?? 'perDocument', DEFAULT_MAIL_LIMITS.perDocument),
+            perAccount: limit(s.perAccount, names.perAccount ?? 'perAccount', DEFAULT_MAIL_LIMITS.perAccount),
+          },
+        }
+      : {};
   return {
     ...(s.smtpUrl ? { smtp: parseSmtpUrl(s.smtpUrl, names.smtpUrl) } : {}),
     ...(s.from ? parseSender(s.from, names.from) : {}),
     ...(s.replyTo ? { replyTo: parseAddress(s.replyTo, names.replyTo) } : {}),
+    ...limits,
   };
 }

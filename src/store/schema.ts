@@ -155,6 +155,25 @@ export interface AccountMailTable {
   updated_at: Millis;
 }
 
+/** An address an operator registered for an account: the client API may mail it (migrations/0009-mail-policy.ts). */
+export interface AccountMailAllowTable {
+  account_id: number;
+  /** Lower-cased. */
+  address: string;
+  created_at: Millis;
+}
+
+/** The client API's mail requests, queued or refused, counted by its limits (migrations/0009-mail-policy.ts). */
+export interface MailRequestsTable {
+  id: Generated<number>;
+  account_id: number;
+  document_id: number;
+  /** The mail queued (null: refused). */
+  email_id: number | null;
+  outcome: 'queued' | 'refused';
+  created_at: Millis;
+}
+
 /** Hosted mode: heartbeats of the running workers (see migrations/0002-queue-workers.ts). */
 export interface QueueWorkersTable {
   id: string;
@@ -225,6 +244,8 @@ export interface Database {
   queue_workers: QueueWorkersTable;
   email_deliveries: EmailDeliveriesTable;
   account_mail: AccountMailTable;
+  account_mail_allow: AccountMailAllowTable;
+  mail_requests: MailRequestsTable;
 }
 
 export type Account = Selectable<AccountsTable>;

@@ -49,12 +49,16 @@ export function defineAccountCommands(program: Command, ctx: Ctx): void {
   dd(
     accounts
       .command('mail')
-      .description("the account's own SMTP server and sender for the mails to its receptors (shown without flags; the password is sealed)")
+      .description(
+        "the account's own SMTP server and sender for the mails to its receptors, and the addresses it may have mailed through the API besides each document's recipients (shown without flags; the password is sealed)",
+      )
       .argument('<base>')
       .option('--smtp-url <url>', 'smtp[s]://user:password@host:port[?security=tls|starttls|none]')
-      .option('--from <address>', 'From: "Name <address>" (default the issuer\'s name and address)')
-      .option('--reply-to <address>', 'Reply-To')
-      .option('--clear', 'remove them: the mails follow the service\'s defaults')
+      .option('--from <address>', 'From: "Name <address>", an address of yours (default the service\'s --mail-from; the name defaults to the issuer\'s)')
+      .option('--reply-to <address>', 'Reply-To (default the service\'s, else the issuer\'s address)')
+      .option('--clear', 'remove the server and sender: the mails follow the service\'s defaults')
+      .option('--allow <address...>', "let the account have these addresses mailed through the API (POST /api/enviar/correo), besides each document's recipients")
+      .option('--disallow <address...>', 'remove these addresses from that list')
       .option('--json', 'print as JSON'),
   ).action(async (base: string, opts) => (await import('./mail.js')).mail(ctx, base, opts));
 

@@ -33,7 +33,9 @@ export function defineServeCommand(program: Command, ctx: Ctx): void {
       'comma-separated addresses/CIDRs of the proxies (load balancer) whose X-Forwarded-For names the client, for login throttling (default FECR_TRUST_PROXY; none: X-Forwarded-For is ignored)',
     )
     .option('--smtp-url <url>', 'SMTP server for the mails to the receptors: smtp[s]://user:password@host:port (default FECR_SMTP_URL; none: .eml files in <data dir>/outbox)')
-    .option('--mail-from <address>', 'From of those mails, "Name <address>" (default FECR_MAIL_FROM, else the issuer\'s name and address)')
-    .option('--mail-reply-to <address>', 'Reply-To of those mails (default FECR_MAIL_REPLY_TO)')
+    .option('--mail-from <address>', 'From of those mails, "Name <address>", an address of yours (default FECR_MAIL_FROM; required with an SMTP server; the name defaults to the issuer\'s)')
+    .option('--mail-reply-to <address>', 'Reply-To of those mails (default FECR_MAIL_REPLY_TO, else the issuer\'s address)')
+    .option('--mail-resends-per-document <n>', 'mails the client API may queue for one document in 24 h (default FECR_MAIL_RESENDS_PER_DOCUMENT, else 5)')
+    .option('--mail-resends-per-account <n>', 'mail requests of one account to the client API in an hour, sent or refused (default FECR_MAIL_RESENDS_PER_ACCOUNT, else 60)')
     .action(async (opts: ServeFlags) => (await import('./run.js')).run(ctx, opts));
 }

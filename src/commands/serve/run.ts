@@ -22,6 +22,8 @@ export interface ServeFlags {
   smtpUrl?: string;
   mailFrom?: string;
   mailReplyTo?: string;
+  mailResendsPerDocument?: string;
+  mailResendsPerAccount?: string;
 }
 
 function port(flag: string, v: string): number {
@@ -123,7 +125,11 @@ async function trustedProxies(ctx: Ctx, f: ServeFlags): Promise<string[] | undef
   }
 }
 
-/** The receptor mails' defaults: --smtp-url, --mail-from, --mail-reply-to, else FECR_SMTP_URL, FECR_MAIL_FROM, FECR_MAIL_REPLY_TO. */
+/**
+ * The receptor mails' defaults: --smtp-url, --mail-from, --mail-reply-to, --mail-resends-per-document|account, else
+ * FECR_SMTP_URL, FECR_MAIL_FROM, FECR_MAIL_REPLY_TO, FECR_MAIL_RESENDS_PER_DOCUMENT|ACCOUNT. An SMTP server needs a
+ * sender: the mails leave From the operator's address, never one a tenant wrote (service/delivery/email-policy.ts).
+ */
 async function mailDefaults(ctx: Ctx, f: ServeFlags) {
   const { mailDefaultsFrom, MailSettingsError } = await import('../../service/mail-settings.js');
   const env = ctx.io.env;
@@ -131,12 +137,22 @@ async function mailDefaults(ctx: Ctx, f: ServeFlags) {
   const url = pick(f.smtpUrl, '--smtp-url', 'FECR_SMTP_URL');
   const from = pick(f.mailFrom, '--mail-from', 'FECR_MAIL_FROM');
   const replyTo = pick(f.mailReplyTo, '--mail-reply-to', 'FECR_MAIL_REPLY_TO');
+  const perDocument = pick(f.mailResendsPerDocument, '--mail-resends-per-document', 'FECR_MAIL_RESENDS_PER_DOCUMENT');
+  const perAccount = pick(f.mailResendsPerAccount, '--mail-resends-per-account', 'FECR_MAIL_RESENDS_PER_ACCOUNT');
+  let mail;
   try {
-    return mailDefaultsFrom({ smtpUrl: url.v, from: from.v, replyTo: replyTo.v }, { smtpUrl: url.n, from: from.n, replyTo: replyTo.n });
+    mail = mailDefaultsFrom(
+      { smtpUrl: url.v, from: from.v, replyTo: replyTo.v, perDocument: perDocument.v, perAccount: perAccount.v },
+      { smtpUrl: url.n, from: from.n, replyTo: replyTo.n, perDocument: perDocument.n, perAccount: perAccount.n },
+    );
   } catch (e) {
     if (e instanceof MailSettingsError) throw new UsageError(`${e.field}: ${e.message}`);
     throw e;
   }
+  if (mail.smtp && !mail.fromAddress) {
+    throw new UsageError(`${url.n} needs --mail-from (or FECR_MAIL_FROM), an address of yours: the mails leave From it, never from an address a tenant wrote`);
+  }
+  return mail;
 }
 
 /**

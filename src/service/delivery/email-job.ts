@@ -1,6 +1,7 @@
 /**
  * The worker's `email` job: one attempt to deliver one mail (email.ts) through the account's route (an SMTP server or
- * the outbox, mail-settings.ts), then its outcome and the job's end in ONE transaction guarded by the job's lease:
+ * the outbox, mail-settings.ts), From the operator's sender (email-policy.ts; none: fallido at once, never sent),
+ * then its outcome and the job's end in ONE transaction guarded by the job's lease:
  *
  *  - 250 → `enviado` (the reply, the time);
  *  - a 4xx reply or a connection refused/reset/timed out → `pendiente`, the job again after a backoff (30 s doubling
@@ -17,6 +18,7 @@ import { completeJob, rescheduleJob } from '../../store/jobs.js';
 import type { ServiceContext } from '../context.js';
 import { mailRouteFor } from '../mail-settings.js';
 import { AbortedError, backoff, errText } from './job.js';
+import { issuerSenderOf, senderFor } from './email-policy.js';
 import { inlineMailRenderer, type MailRenderer } from './email-render-pool.js';
 import { MailTransports, type SendOutcome, type TransportTimeouts } from './email-transport.js';
 import { queueWebhookEvent } from './webhooks.js';
@@ -131,16 +133,17 @@ export class EmailSender {
     const { ctx } = this;
     const route = await mailRouteFor(ctx, doc.account_id);
     if (!route) return { result: 'permanent', reply: 'this service sends no mail (no SMTP server nor outbox)' };
-    const issuer = await ctx.store.db.selectFrom('issuers').select(['record_json']).where('id', '=', doc.issuer_id).executeTakeFirst();
-    const record = (issuer ? JSON.parse(issuer.record_json) : {}) as { nombre?: string; nombreComercial?: string; correoElectronico?: string };
-    const issuerName = record.nombre ?? record.nombreComercial ?? doc.emisor_numero ?? 'el emisor';
-    const fromAddress = route.fromAddress ?? record.correoElectronico;
-    if (!fromAddress) return { result: 'permanent', reply: 'no From address: set one for the account or the service' };
+    const issuer = await issuerSenderOf(ctx, doc);
+    // The From is the operator's, never an address the tenant wrote (email-policy.ts).
+    const sender = senderFor(route, issuer, ctx.mail?.issuerAsSender === true);
+    if (!sender) {
+      return { result: 'permanent', reply: 'no sender: the operator has set no From address (fecr serve --mail-from, or fecr accounts mail BASE --smtp-url … --from …)' };
+    }
     const mail = await this.renderer.render({
       row: doc,
-      issuerName,
-      from: { name: route.fromName ?? issuerName, address: fromAddress },
-      ...(route.replyTo ? { replyTo: route.replyTo } : route.fromAddress && record.correoElectronico ? { replyTo: record.correoElectronico } : {}),
+      issuerName: issuer.name,
+      from: sender.from,
+      ...(sender.replyTo ? { replyTo: sender.replyTo } : {}),
       to,
       messageId,
       date: new Date(ctx.now()),

@@ -7,7 +7,8 @@
  *    without receptor, a receptor without correoElectronico and no correosAdicionales) gets none. Nothing is sent
  *    before aceptado.
  *  - A resend (`requestMail`, `fecr documents email CLAVE [--to ADDR]`) is a new mail (reason `reenvio`) with a new
- *    Message-ID, to the stored recipients or to the addresses given.
+ *    Message-ID, to the stored recipients or to the addresses given: through the client API only the document's own
+ *    recipients and the account's allow-list, within limits (email-policy.ts).
  *  - Sending is the `email` job (email-job.ts). What each document's latest mail looks like: `mailStatusOf`.
  *
  * Recipients: `documents.correos`, stored at submission (receptor.correoElectronico, then correosAdicionales of the
@@ -22,6 +23,7 @@ import { getDocument } from '../documents.js';
 import { parseAddress, MailSettingsError } from '../mail-settings.js';
 import { ServiceError } from '../service-error.js';
 import { isClave } from '../../core/clave.js';
+import { checkLimits, domainsOf, POLICY_MESSAGES, recordRequest, refusedRecipients, requireSender, type MailCaller } from './email-policy.js';
 
 /** A mail as `fecr status`, `fecr documents list` and the API show it (the client API's shape). */
 export type { MailStatus } from '../../api/contract.js';
@@ -102,12 +104,20 @@ export async function queueAcceptedMail(
   return insertMail(trx, now, doc, recipients, 'aceptado');
 }
 
+/** A resend: to `to` when given, else to the stored recipients; `caller` (default `account`): see email-policy.ts. */
+export interface MailRequest {
+  to?: string[];
+  caller?: MailCaller;
+}
+
 /**
- * Mails an accepted document again: to `to` when given (each checked: findings at `to[i]`), else to its stored
- * recipients. Throws ServiceError: 404 unknown clave, 400 not aceptado yet, no recipient, a bad address, no mail
- * in this service.
+ * Mails an accepted document again: to `to` when given (each checked: findings at `correos[i]`), else to its stored
+ * recipients. An account (the client API) may name only the document's recipients and its allow-list, within its
+ * limits (email-policy.ts); the operator anyone. Throws ServiceError: 404 unknown clave, 400 not aceptado yet, no
+ * recipient, a bad or refused address, no mail or no sender in this service; MailLimitError past a limit.
  */
-export async function requestMail(ctx: ServiceContext, accountId: number, clave: string, opts: { to?: string[] } = {}): Promise<{ id: number; mail: MailStatus }> {
+export async function requestMail(ctx: ServiceContext, accountId: number, clave: string, opts: MailRequest = {}): Promise<{ id: number; mail: MailStatus }> {
+  const byAccount = (opts.caller ?? 'account') === 'account';
   const doc = isClave(clave) ? await getDocument(ctx, accountId, clave) : null;
   if (!doc) throw ServiceError.notFound('Documento no encontrado para la clave proporcionada');
   if (!ctx.mail) throw ServiceError.badRequest('Este servicio no envía correos');
@@ -119,17 +129,34 @@ export async function requestMail(ctx: ServiceContext, accountId: number, clave:
   let recipients: string[];
   if (opts.to && opts.to.length > 0) {
     const findings: { path: string; message: string }[] = [];
-    recipients = [];
+    const named: { i: number; address: string }[] = [];
     opts.to.forEach((a, i) => {
       try {
-        const t = parseAddress(a, `to[${i}]`);
-        if (!recipients.some((r) => r.toLowerCase() === t.toLowerCase())) recipients.push(t);
+        named.push({ i, address: parseAddress(a, `to[${i}]`) });
       } catch (e) {
         if (!(e instanceof MailSettingsError)) throw e;
         findings.push({ path: `correos[${i}]`, message: 'must be an e-mail address' });
       }
     });
     if (findings.length > 0) throw ServiceError.validation(findings);
+    recipients = [];
+    for (const { address } of named) if (!recipients.some((r) => r.toLowerCase() === address.toLowerCase())) recipients.push(address);
+    if (byAccount) {
+      const refused = await refusedRecipients(ctx, accountId, recipientsOf(doc), named);
+      if (refused.length > 0) {
+        const now = ctx.now();
+        // A refused request counts against the account's limit (a probe costs as much as a mail): past it, 429.
+        await ctx.store.db.transaction().execute(async (trx) => {
+          await checkLimits(ctx, trx, now, accountId, null);
+          await recordRequest(trx, now, { accountId, documentId: doc.id, emailId: null });
+        });
+        ctx.logger.warn({ accountId, clave, reason: 'recipient_not_allowed', refused: refused.length, domains: domainsOf(refused.map((r) => r.address)) }, 'mail request refused');
+        throw ServiceError.badRequest(
+          POLICY_MESSAGES.recipientRefused,
+          refused.map((r) => ({ path: `correos[${r.i}]`, message: POLICY_MESSAGES.recipientFinding })),
+        );
+      }
+    }
   } else {
     recipients = recipientsOf(doc);
     if (recipients.length === 0) {
@@ -138,9 +165,15 @@ export async function requestMail(ctx: ServiceContext, accountId: number, clave:
       ]);
     }
   }
+  await requireSender(ctx, doc);
   const now = ctx.now();
-  const id = await ctx.store.db.transaction().execute((trx) => insertMail(trx, now, doc, recipients, 'reenvio'));
-  ctx.logger.info({ clave, emailId: id, recipients: recipients.length }, 'mail to the receptor queued again');
+  const id = await ctx.store.db.transaction().execute(async (trx) => {
+    if (byAccount) await checkLimits(ctx, trx, now, accountId, { id: doc.id, clave });
+    const emailId = await insertMail(trx, now, doc, recipients, 'reenvio');
+    if (byAccount) await recordRequest(trx, now, { accountId, documentId: doc.id, emailId });
+    return emailId;
+  });
+  ctx.logger.info({ clave, emailId: id, recipients: recipients.length, caller: byAccount ? 'account' : 'operator' }, 'mail to the receptor queued again');
   const row = await ctx.store.db.selectFrom('email_deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   return { id, mail: toMailStatus(row) };
 }

@@ -7,6 +7,7 @@ import { documentParties } from './0004-document-parties.js';
 import { recibidos } from './0005-recibidos.js';
 import { emailDelivery } from './0006-email-delivery.js';
 import { jobsByType } from './0007-jobs-by-type.js';
+import { mailPolicy } from './0009-mail-policy.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005-recibidos': recibidos,
   '0006-email-delivery': emailDelivery,
   '0007-jobs-by-type': jobsByType,
+  '0009-mail-policy': mailPolicy,
 };
 
 export const migrationProvider: MigrationProvider = {
