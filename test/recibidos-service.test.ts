@@ -2,6 +2,7 @@
 // signed by other signers than fecr's own code (xmlsec1 --sign, each real-world shape) are imported as valid with the
 // policy warning; each kind of defect is refused with its reason and nothing is stored as valid; the loop (import,
 // accept / partially accept / reject, the worker sends the MensajeReceptor, all aceptado) and the monthly summary.
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadP12, type SigningCredentials } from '../src/core/sign/p12.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
@@ -17,6 +18,7 @@ import { dec } from '../src/core/money.js';
 import { formatCr } from '../src/core/dates.js';
 import { makeServiceContext, type TestContext } from './helpers/api-context.js';
 import { buildApiApp } from '../src/server/api-app.js';
+import { RemoteRecibidos } from '../src/client/recibidos.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
 import { FAST_WORKER, withTimeout } from './helpers/worker-docs.js';
 import { templateDocument, xmlsecSign, type Shape } from './helpers/xmlsec-sign.js';
@@ -106,9 +108,11 @@ describe('import: a v4.3 document (old systems) is read with the checks that app
     expect(warnings).toMatch(/^version: v4\.3 document: Hacienda no longer accepts v4\.3/m);
     expect(warnings).toMatch(/^xsd: v4\.3 document: not validated/m);
     expect(warnings).toMatch(/^ResumenFactura: v4\.3 document: totals not recomputed/m);
-    // A v4.3 document signed by someone else is still refused.
+    // A v4.3 document signed by someone else is still refused (another document: a copy of the clave above would be
+    // "already imported", whatever its bytes).
     const other = credsOf(banco);
-    const forged = xmlsecSign(templateDocument(v43.replace(/<Detalle>[^<]*/, '<Detalle>Otro detalle'), SHAPES['the v4.1-era policy identifier and hash']!, other), other);
+    const v43b = unsigned().unsignedXml.replace(/xml-schemas\/v4\.4\//g, 'xml-schemas/v4.3/');
+    const forged = xmlsecSign(templateDocument(v43b.replace(/<Detalle>[^<]*/, '<Detalle>Otro detalle'), SHAPES['the v4.1-era policy identifier and hash']!, other), other);
     const [f] = await importRecibidos(env.ctx, accountId, [{ name: 'v43-otro.xml', bytes: Buffer.from(forged) }]);
     expect(f!.estado).toBe('invalido');
     expect(f!.hallazgos.map((h) => h.path)).toContain('ds:Signature/ds:KeyInfo');
@@ -200,8 +204,8 @@ describe('the loop: emulator suppliers → import → aceptar / parcial / rechaz
     expect(par.consecutivoReceptor.slice(8, 10)).toBe('06');
     const rej = await decideRecibido(env.ctx, accountId, r, { decision: 'rechazar', detalle: 'Mercadería no recibida' });
     expect(rej.consecutivoReceptor.slice(8, 10)).toBe('07');
-    // Idempotent: the same decision again returns the same answer; another one is refused.
-    expect((await decideRecibido(env.ctx, accountId, a, { decision: 'aceptar' })).consecutivoReceptor).toBe(acc.consecutivoReceptor);
+    // Answered once: the same decision again is refused, as is another one, and nothing more is queued.
+    await expect(decideRecibido(env.ctx, accountId, a, { decision: 'aceptar' })).rejects.toThrow(/ya fue respondido \(aceptado\) con el MensajeReceptor \d{20}/);
     await expect(decideRecibido(env.ctx, accountId, a, { decision: 'rechazar' })).rejects.toThrow(/ya fue respondido/);
 
     const worker = startWorker(env.ctx, FAST_WORKER);
@@ -262,5 +266,155 @@ describe('POST /api/recibidos…: bad input is a 400 with the field named, never
     expect((await post('/api/recibidos/resumen', { mes: '2026-13' })).statusCode).toBe(400);
     expect((await post('/api/recibidos/archivo', { clave: 'corta' })).statusCode).toBe(400);
     await app.close();
+  });
+});
+
+// Issue 25 (3): one row per document. The same comprobante in other bytes (a UTF-8 BOM, a trailing newline) is
+// "already imported", in one batch or across imports; an altered copy is refused (never a second valid row); a refused
+// copy does not block the genuine one; the unique indexes hold on the store itself; the document is answered once and
+// counted once by the monthly summary.
+describe('import: one row per document, whatever its bytes; answered once; counted once', () => {
+  let acct: number;
+  beforeAll(async () => {
+    acct = (await createAccount(env.ctx, { base: 'duplicados', password: 'una clave larga 456' })).account.id;
+    await registerIssuer(env.ctx, acct, t.issuer);
+  });
+  const signed = () => {
+    const creds = credsOf(cafetal);
+    return Buffer.from(xmlsecSign(templateDocument(unsigned().unsignedXml, SHAPES['XPath filter + exclusive C14N, two references (Hacienda, Anexo 2)']!, creds), creds));
+  };
+  const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+  const rowsOf = (clave: string) => env.ctx.store.db.selectFrom('recibidos').select(['id', 'estado', 'sha256', 'xml']).where('account_id', '=', acct).where('clave', '=', clave).execute();
+
+  it('a BOM and a trailing newline: one row; a second aceptar is refused; the summary counts its IVA once', async () => {
+    const xml = signed();
+    const [plain] = await importRecibidos(env.ctx, acct, [{ name: 'a.xml', bytes: xml }]);
+    const [bom] = await importRecibidos(env.ctx, acct, [{ name: 'a-bom.xml', bytes: Buffer.concat([BOM, xml]) }]);
+    expect(plain!).toMatchObject({ estado: 'pendiente', creado: true });
+    expect(bom!).toMatchObject({ id: plain!.id, clave: plain!.clave, estado: 'pendiente', creado: false });
+    expect(bom!.avisos.map((a) => a.message).join('\n')).toMatch(/already imported from other bytes .*: the stored copy is kept/);
+    const acc = await decideRecibido(env.ctx, acct, plain!.clave!, { decision: 'aceptar' });
+    // Imported again after the answer (the case that answered twice): still the one row, and no second answer.
+    const [nl] = await importRecibidos(env.ctx, acct, [{ name: 'a-nl.xml', bytes: Buffer.concat([xml, Buffer.from('\n')]) }]);
+    expect(nl!).toMatchObject({ id: plain!.id, estado: 'aceptado', creado: false });
+    expect(await rowsOf(plain!.clave!)).toHaveLength(1);
+    await expect(decideRecibido(env.ctx, acct, plain!.clave!, { decision: 'aceptar' })).rejects.toThrow(/ya fue respondido \(aceptado\)/);
+    await expect(decideRecibido(env.ctx, acct, plain!.clave!, { decision: 'parcial', ivaAcreditable: '1' })).rejects.toThrow(/ya fue respondido/);
+    const mr = await env.ctx.store.db.selectFrom('documents').select('clave').where('account_id', '=', acct).where('clave', 'like', `${plain!.clave}-%`).execute();
+    expect(mr.map((d) => d.clave)).toEqual([acc.mensajeClave]);
+    const det = (await getRecibido(env.ctx, acct, plain!.clave!))!;
+    const s = await monthlySummary(env.ctx, acct, det.fechaEmision!.slice(0, 7));
+    expect(s.documentos).toBe(1);
+    expect(s.totales.ivaAcreditable).toBe(dec(det.totalImpuesto!).toFixed(5));
+  });
+
+  it('in one batch: the first copy is stored, the others are already imported', async () => {
+    const xml = signed();
+    const rs = await importRecibidos(env.ctx, acct, [
+      { name: 'b.xml', bytes: xml },
+      { name: 'b-bom.xml', bytes: Buffer.concat([BOM, xml]) },
+      { name: 'b-nl.xml', bytes: Buffer.concat([xml, Buffer.from('\r\n')]) },
+    ]);
+    expect(rs.map((r) => [r.archivo, r.estado, r.creado, r.id])).toEqual([
+      ['b.xml', 'pendiente', true, rs[0]!.id],
+      ['b-bom.xml', 'pendiente', false, rs[0]!.id],
+      ['b-nl.xml', 'pendiente', false, rs[0]!.id],
+    ]);
+    expect(await rowsOf(rs[0]!.clave!)).toHaveLength(1);
+  });
+
+  it('two imports at once of two copies: one row', async () => {
+    const xml = signed();
+    const [[x], [y]] = await Promise.all([
+      importRecibidos(env.ctx, acct, [{ name: 'c.xml', bytes: xml }]),
+      importRecibidos(env.ctx, acct, [{ name: 'c-bom.xml', bytes: Buffer.concat([BOM, xml]) }]),
+    ]);
+    expect([x!.creado, y!.creado].sort()).toEqual([false, true]);
+    expect(x!.id).toBe(y!.id);
+    expect(await rowsOf(x!.clave!)).toHaveLength(1);
+  });
+
+  it('a refused copy is stored as its hash and findings, and does not block the genuine document', async () => {
+    const xml = signed();
+    const text = xml.toString('utf8');
+    const i = text.indexOf('<Detalle>') + '<Detalle>'.length;
+    const tampered = Buffer.from(text.slice(0, i) + (text[i] === 'X' ? 'Y' : 'X') + text.slice(i + 1));
+    const [bad] = await importRecibidos(env.ctx, acct, [{ name: 'd-alterada.xml', bytes: tampered }]);
+    expect(bad!.estado).toBe('invalido');
+    const [good] = await importRecibidos(env.ctx, acct, [{ name: 'd.xml', bytes: xml }]);
+    expect(good!).toMatchObject({ estado: 'pendiente', creado: true });
+    // Altered after the genuine one was imported: refused as it is, naming the row kept; never a second valid row.
+    const j = text.indexOf('<TotalComprobante>') + '<TotalComprobante>'.length;
+    const [late] = await importRecibidos(env.ctx, acct, [{ name: 'd-alterada-2.xml', bytes: Buffer.from(text.slice(0, j) + '1' + text.slice(j)) }]);
+    expect(late!.estado).toBe('invalido');
+    expect(late!.hallazgos.map((h) => `${h.path}: ${h.message}`).join('\n')).toMatch(
+      new RegExp(`^Clave: already imported from other bytes \\(received row ${good!.id}, pendiente\\); this copy fails its checks: refused, the stored one is kept$`, 'm'),
+    );
+    const rows = await rowsOf(good!.clave!);
+    expect(rows.map((r) => [r.estado, r.xml.length > 0])).toEqual([
+      ['invalido', false],
+      ['pendiente', true],
+      ['invalido', false],
+    ]);
+    // The store itself refuses a second valid row of the document (by clave, and by issuer + consecutivo).
+    const row = await env.ctx.store.db.selectFrom('recibidos').selectAll().where('id', '=', good!.id).executeTakeFirstOrThrow();
+    const { id: _id, ...copy } = row;
+    await expect(env.ctx.store.db.insertInto('recibidos').values({ ...copy, sha256: 'f'.repeat(64) }).execute()).rejects.toThrow(/unique/i);
+    const otherClave = `${row.clave!.slice(0, 42)}${row.clave!.slice(42) === '00000000' ? '11111111' : '00000000'}`;
+    await expect(env.ctx.store.db.insertInto('recibidos').values({ ...copy, sha256: 'e'.repeat(64), clave: otherClave }).execute()).rejects.toThrow(/unique/i);
+    await env.ctx.store.db.insertInto('recibidos').values({ ...copy, sha256: 'd'.repeat(64), estado: 'invalido' }).execute();
+  });
+});
+
+// Issue 25 (6): the upload route's size limit. A document over 4 MiB is refused unread and not stored (its sha256 and
+// finding are), as is one a client declares larger (`tamano`: its bounded read); the route takes one document of the
+// limit in base64 (other routes: 1 MiB); a body larger than that is a 413.
+describe('POST /api/recibidos: the size limit of a received comprobante', () => {
+  it('over 4 MiB refused unread and not stored whole; 1.5 MB taken; declared size; 413 beyond the route limit', async () => {
+    const app = buildApiApp(env.ctx, { authenticate: async () => ({ base: 'comprador' }) });
+    const post = (payload: unknown) => app.inject({ method: 'POST', url: '/api/recibidos', headers: { authorization: 'Bearer x', 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+    try {
+      const big = Buffer.alloc(4 * 1024 * 1024 + 10, '<');
+      const t0 = Date.now();
+      const over = await post({ documentos: [{ xml: big.toString('base64'), nombre: 'grande.xml' }] });
+      expect(over.statusCode, over.body.slice(0, 300)).toBe(200);
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      const r = over.json().data[0];
+      expect(r).toMatchObject({ archivo: 'grande.xml', estado: 'invalido', clave: null });
+      expect(r.hallazgos).toEqual([{ path: 'archivo', message: '4194314 bytes: over the limit of 4194304 bytes for a comprobante (FECR_RECIBIDOS_MAX_BYTES); not read' }]);
+      const row = await env.ctx.store.db.selectFrom('recibidos').select(['sha256', 'xml']).where('id', '=', r.id).executeTakeFirstOrThrow();
+      expect(row.xml).toBe('');
+      expect(row.sha256).toBe(createHash('sha256').update(big).digest('hex'));
+
+      const mid = await post({ xml: Buffer.alloc(1_500_000, 'a').toString('base64'), nombre: 'mediano.xml' });
+      expect(mid.statusCode).toBe(200);
+      expect(mid.json().data[0]).toMatchObject({ estado: 'invalido', hallazgos: [{ path: 'xml' }] });
+
+      const declared = await post({ documentos: [{ xml: Buffer.from('<x/>').toString('base64'), nombre: 'cortado.xml', tamano: 50_000_000 }] });
+      expect(declared.json().data[0].hallazgos[0].message).toMatch(/^50000000 bytes: over the limit of 4194304 bytes/);
+
+      const huge = await post({ xml: Buffer.alloc(6 * 1024 * 1024).toString('base64') });
+      expect(huge.statusCode).toBe(413);
+      // Other routes keep their 1 MiB.
+      expect((await app.inject({ method: 'POST', url: '/api/recibidos/consultar', headers: { authorization: 'Bearer x', 'content-type': 'application/json' }, payload: JSON.stringify({ x: 'a'.repeat(1024 * 1024) }) })).statusCode).toBe(413);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('the remote client sends a file read only up to the limit with its size (tamano), others without', async () => {
+    const bodies: { documentos: { nombre: string; tamano?: number }[] }[] = [];
+    const remote = new RemoteRecibidos(async <T,>(_path: string, body: unknown) => {
+      bodies.push(body as (typeof bodies)[number]);
+      return { data: [] } as T;
+    });
+    await remote.import([
+      { name: 'grande.xml', bytes: Buffer.alloc(10), size: 99 },
+      { name: 'normal.xml', bytes: Buffer.alloc(5) },
+    ]);
+    expect(bodies[0]!.documentos.map((d) => [d.nombre, d.tamano])).toEqual([
+      ['grande.xml', 99],
+      ['normal.xml', undefined],
+    ]);
   });
 });

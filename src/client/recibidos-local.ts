@@ -8,7 +8,7 @@ import type { ServiceContext } from '../service/context.js';
 import type { LocalRun } from '../service/local-run.js';
 import { BackendError } from './backend.js';
 import type { DecideOptions, RecibidosApi } from './recibidos.js';
-import type { DecisionResult, ImportResult, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary } from './recibidos.js';
+import type { DecisionResult, ImportFile, ImportResult, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary } from './recibidos.js';
 
 export class LocalRecibidos implements RecibidosApi {
   private importer: import('../service/recibidos/import.js').RecibidosImporter | undefined;
@@ -19,7 +19,7 @@ export class LocalRecibidos implements RecibidosApi {
     private readonly accountId: () => Promise<number>,
   ) {}
 
-  async import(files: { name: string; bytes: Uint8Array }[]): Promise<ImportResult[]> {
+  async import(files: ImportFile[]): Promise<ImportResult[]> {
     const [{ RecibidosImporter }, id] = await Promise.all([import('../service/recibidos/import.js'), this.accountId()]);
     // The embedded emulator (env local) starts while the first files are read and checked.
     const hacienda = this.run.startHacienda();

@@ -4,10 +4,10 @@
  * as the service's (service/recibidos/), in both modes.
  */
 import type { DecisionResult } from '../service/recibidos/decide.js';
-import type { ImportResult } from '../service/recibidos/import.js';
+import type { ImportFile, ImportResult } from '../service/recibidos/import.js';
 import type { MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary } from '../service/recibidos/queries.js';
 
-export type { DecisionResult, ImportResult, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary };
+export type { DecisionResult, ImportFile, ImportResult, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary };
 
 export interface DecideOptions {
   decision: 'aceptar' | 'parcial' | 'rechazar';
@@ -18,8 +18,8 @@ export interface DecideOptions {
 }
 
 export interface RecibidosApi {
-  /** Checks and stores a batch of supplier files (one result per file, in order). */
-  import(files: { name: string; bytes: Uint8Array }[]): Promise<ImportResult[]>;
+  /** Checks and stores a batch of supplier files (one result per file, in order; `size`: see ImportFile). */
+  import(files: ImportFile[]): Promise<ImportResult[]>;
   list(q: RecibidosQuery): Promise<RecibidoSummary[]>;
   show(clave: string): Promise<RecibidoDetail | null>;
   /** Queues the MensajeReceptor; with `waitMs`, waits (up to then) for Hacienda's verdict on it. */
@@ -33,7 +33,10 @@ export interface RecibidosApi {
   supplierInvoices?(receptor: { tipo: string; numero: string; nombre?: string }, count: number): Promise<{ clave: string; bytes: Buffer }[]>;
 }
 
-/** Bytes per request in remote mode (the service takes 1 MiB bodies; base64 grows by a third). */
+/**
+ * Bytes per request in remote mode (base64, which grows by a third): the service takes 1 MiB bodies, and on
+ * /api/recibidos one document up to its size limit, which then goes alone in its request.
+ */
 export const REMOTE_BATCH_BYTES = 600 * 1024;
 
 type Call = <T>(path: string, body: unknown, nullOn404?: boolean) => Promise<T | null>;
@@ -46,9 +49,9 @@ export class RemoteRecibidos implements RecibidosApi {
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {}
 
-  async import(files: { name: string; bytes: Uint8Array }[]): Promise<ImportResult[]> {
+  async import(files: ImportFile[]): Promise<ImportResult[]> {
     const out: ImportResult[] = [];
-    let batch: { xml: string; nombre: string }[] = [];
+    let batch: { xml: string; nombre: string; tamano?: number }[] = [];
     let size = 0;
     const flush = async () => {
       if (batch.length === 0) return;
@@ -60,7 +63,8 @@ export class RemoteRecibidos implements RecibidosApi {
     for (const f of files) {
       const xml = Buffer.from(f.bytes).toString('base64');
       if (batch.length > 0 && (size + xml.length > REMOTE_BATCH_BYTES || batch.length >= 200)) await flush();
-      batch.push({ xml, nombre: f.name });
+      // A file read only up to the limit + 1 bytes goes with its size: the service refuses it unread.
+      batch.push({ xml, nombre: f.name, ...(f.size !== undefined && f.size > f.bytes.length ? { tamano: f.size } : {}) });
       size += xml.length;
     }
     await flush();

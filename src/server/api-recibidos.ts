@@ -2,9 +2,12 @@
  * The buyer's side on the client API (issue 16), additive, same bearer authentication, tenancy and error bodies as
  * the spec's endpoints. Files travel in base64, as the spec's other bodies carry them:
  *
- * - `POST /api/recibidos {xml: base64, nombre?}` or `{documentos: [{xml, nombre?}]}` (up to 200, within the 1 MiB
- *   body) → `{status: 'success', data: ImportResult[]}`: one result per document, `estado` `pendiente` or `invalido`
- *   with `hallazgos` (a refused document is a result, not an HTTP error; a malformed body is a 400).
+ * - `POST /api/recibidos {xml: base64, nombre?, tamano?}` or `{documentos: [{xml, nombre?, tamano?}]}` (up to 200)
+ *   → `{status: 'success', data: ImportResult[]}`: one result per document, `estado` `pendiente` or `invalido` with
+ *   `hallazgos` (a refused document is a result, not an HTTP error; a malformed body is a 400). A document over the
+ *   size limit of received comprobantes (core/received/limits.ts, 4 MiB or FECR_RECIBIDOS_MAX_BYTES) is refused
+ *   unread, as is one whose `tamano` (a client's bounded read: the file's size, `xml` its beginning) is over it. This
+ *   route's body limit fits one document of that size in base64 (other routes: 1 MiB); a larger body is a 413.
  * - `POST /api/recibidos/consultar {estado?, desde?, emisor?, limite?}` → the list, newest first.
  * - `POST /api/recibidos/detalle {clave}` → one, with findings, IVA by tarifa and the decision; 404 when unknown.
  * - `POST /api/recibidos/decidir {clave, decision: aceptar|parcial|rechazar, detalle?, condicionImpuesto?,
@@ -15,11 +18,12 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { RECEIVED_MAX_BYTES } from '../core/received/limits.js';
 import type { ServiceContext } from '../service/context.js';
 import { DECISIONS, decideRecibido } from '../service/recibidos/decide.js';
 import { importRecibidos } from '../service/recibidos/import.js';
 import { getRecibido, listRecibidos, monthlySummary, RECIBIDO_ESTADOS, RECIBIDO_FILES, recibidoFile } from '../service/recibidos/queries.js';
-import { ERROR_CODES, HttpError, MESSAGES } from './errors.js';
+import { BODY_LIMIT, ERROR_CODES, HttpError, MESSAGES } from './errors.js';
 import { run, valid } from './request.js';
 
 export const RECIBIDOS_PATHS = ['/api/recibidos', '/api/recibidos/consultar', '/api/recibidos/detalle', '/api/recibidos/decidir', '/api/recibidos/resumen', '/api/recibidos/archivo'] as const;
@@ -28,7 +32,12 @@ const Base64Xml = z
   .string('must be the XML in base64')
   .min(1, 'is required')
   .refine((s) => /^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(s), 'must be base64');
-const Documento = z.object({ xml: Base64Xml, nombre: z.string().max(255).optional() });
+const Documento = z.object({
+  xml: Base64Xml,
+  nombre: z.string().max(255).optional(),
+  /** The file's size when `xml` holds only its beginning (a client's bounded read): refused as over the limit. */
+  tamano: z.number().int().min(0).optional(),
+});
 export const ImportBody = z.union([Documento, z.object({ documentos: z.array(Documento).min(1, 'must hold at least one document').max(200, 'at most 200 per request') })]);
 export const ListRecibidosBody = z.object({
   estado: z.enum(RECIBIDO_ESTADOS as [string, ...string[]], { error: `must be one of ${RECIBIDO_ESTADOS.join(', ')}` }).optional(),
@@ -73,7 +82,7 @@ const ext = (path: (typeof RECIBIDOS_PATHS)[number], summary: string, request: s
 });
 
 export const RECIBIDOS_ENDPOINTS = [
-  ext('/api/recibidos', "Import suppliers' comprobantes (XML in base64): each checked and stored, pendiente or invalido with its findings", 'RecibidosImportBody', 'RecibidosImportResponse', [400, 413]),
+  ext('/api/recibidos', "Import suppliers' comprobantes (XML in base64, each up to the size limit, 4 MiB by default): each checked and stored, pendiente or invalido with its findings", 'RecibidosImportBody', 'RecibidosImportResponse', [400, 413]),
   ext('/api/recibidos/consultar', 'Received comprobantes, newest first', 'RecibidosListBody', 'RecibidosListResponse', [400]),
   ext('/api/recibidos/detalle', 'One received comprobante: checks, IVA by tarifa, our answer', 'RecibidoClaveBody', 'RecibidoDetailResponse', [400, 404]),
   ext('/api/recibidos/decidir', 'Answer a received comprobante with a MensajeReceptor (aceptar, parcial, rechazar)', 'RecibidoDecideBody', 'RecibidoDecisionResponse', [400, 404]),
@@ -81,11 +90,17 @@ export const RECIBIDOS_ENDPOINTS = [
   ext('/api/recibidos/archivo', "A received comprobante's XML, its MensajeHacienda, our MensajeReceptor or Hacienda's answer to it", 'RecibidoFileBody', 'RecibidoFileResponse', [400, 404]),
 ];
 
+/** The upload route's body limit: one document of `maxBytes` + 1 in base64, with room for the JSON around it. */
+export function recibidosBodyLimit(maxBytes: number): number {
+  return Math.max(BODY_LIMIT, Math.ceil((maxBytes + 1) / 3) * 4 + 64 * 1024);
+}
+
 export function registerRecibidosEndpoints(app: FastifyInstance, ctx: ServiceContext, account: (req: FastifyRequest) => number): void {
-  app.post('/api/recibidos', async (req) => {
+  app.post('/api/recibidos', { bodyLimit: recibidosBodyLimit(ctx.recibidos?.maxBytes ?? RECEIVED_MAX_BYTES) }, async (req) => {
     const body = valid(ImportBody, req.body ?? {});
     const docs = 'documentos' in body ? body.documentos : [body];
-    const files = docs.map((d, i) => ({ name: d.nombre ?? `documentos[${i}]`, bytes: Buffer.from(d.xml, 'base64') }));
+    // The service refuses a document over the limit unread (bytes or declared size): its sha256 and finding are kept.
+    const files = docs.map((d, i) => ({ name: d.nombre ?? `documentos[${i}]`, bytes: Buffer.from(d.xml, 'base64'), ...(d.tamano !== undefined ? { size: d.tamano } : {}) }));
     return { status: 'success', data: await run(() => importRecibidos(ctx, account(req), files)) };
   });
 

@@ -31,4 +31,9 @@ export interface ServiceContext {
    * the outbox folder used when no server is set. Absent: the service sends no mail.
    */
   mail?: MailDefaults;
+  /**
+   * Received comprobantes (service/recibidos/): the size limit of one file in bytes (FECR_RECIBIDOS_MAX_BYTES;
+   * absent: core/received/limits.ts RECEIVED_MAX_BYTES, 4 MiB).
+   */
+  recibidos?: { maxBytes: number };
 }

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { platformDirs } from '../adapters/platform-dirs.js';
+import { RECEIVED_MAX_BYTES_VAR, receivedMaxBytes } from '../core/received/limits.js';
 import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { resolveEndpoints, type HaciendaEndpoints } from '../hacienda/index.js';
 import { openSqliteStore, openStore, redactDatabaseUrl, type Store } from '../store/index.js';
@@ -79,6 +80,8 @@ export interface OpenedService {
 
 export async function openService(opts: OpenServiceOptions): Promise<OpenedService> {
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  // A bad FECR_RECIBIDOS_MAX_BYTES is said now, not at the first import.
+  const recibidosMaxBytes = receivedMaxBytes(opts.env);
   const logger = opts.logger ?? pino({ level: opts.env.FECR_LOG_LEVEL ?? 'info', redact: REDACT }, pino.destination(2));
   const environment = opts.environment ?? 'local';
   const hosted = opts.database !== undefined && /^postgres(ql)?:\/\//i.test(opts.database);
@@ -121,6 +124,7 @@ export async function openService(opts: OpenServiceOptions): Promise<OpenedServi
     hacienda: { environment, endpoints },
     ...(opts.webhookTargets ? { webhookTargets: opts.webhookTargets } : {}),
     ...(opts.mail === false ? {} : { mail: { outboxDir: outboxDir(opts.dataDir), ...opts.mail } }),
+    ...(opts.env[RECEIVED_MAX_BYTES_VAR] ? { recibidos: { maxBytes: recibidosMaxBytes } } : {}),
   };
   return {
     ctx,

@@ -193,9 +193,15 @@ export interface RecibidosTable {
   account_id: number;
   /** The buyer: one of the account's issuers (null when the receptor is not ours, or unreadable). */
   issuer_id: number | null;
-  /** sha256 (hex) of the bytes imported: one row per account and file content. */
+  /**
+   * sha256 (hex) of the bytes imported: one row per account and file content. A file over the size limit is hashed over
+   * the bytes read (its first limit + 1).
+   */
   sha256: string;
+  /** One row that is not `invalido` per account and clave, and per account and emisor_consecutivo (migration 0010). */
   clave: string | null;
+  /** The clave's issuer identificación and consecutivo (its characters 10–41): the document's identity with the clave. */
+  emisor_consecutivo: string | null;
   kind: string | null;
   version: string | null;
   estado: RecibidoEstado;
@@ -215,6 +221,7 @@ export interface RecibidosTable {
   hallazgos_json: string;
   /** JSON [{path, message}]: warnings. */
   avisos_json: string;
+  /** The bytes as received (UTF-8; latin1 when they are not); empty for a refused file (`invalido`): not kept. */
   xml: string;
   /** Hacienda's ind-estado of the document at import, and its MensajeHacienda when it had one. */
   hacienda_estado: string | null;

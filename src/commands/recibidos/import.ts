@@ -1,21 +1,34 @@
 /**
  * `fecr recibidos import FILE.xml|DIR|-`: checks and stores suppliers' comprobantes. A folder is streamed: its *.xml
- * files are read and imported 50 at a time, with a progress bar on a terminal that can be redrawn (a plain line now
- * and then on one that cannot, nothing when stderr is not a terminal), then a summary. Every refused file is named
- * with its findings on stderr and the exit code is 1; all valid (or already imported): 0.
+ * files are read and imported 50 at a time (and at most 16 MiB), with a progress bar on a terminal that can be redrawn
+ * (a plain line now and then on one that cannot, nothing when stderr is not a terminal), then a summary. Every refused
+ * file is named with its findings on stderr and the exit code is 1; all valid (or already imported): 0.
+ *
+ * Files are read without trusting them (client/recibidos-files.ts): regular files only (a symlink only to one inside
+ * the folder), never more than the size limit + 1 bytes (FECR_RECIBIDOS_MAX_BYTES, default 4 MiB). An entry that is
+ * not read is one refusal with its reason, and the others go on.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ctx } from '../../cli/context.js';
-import { EXIT, SilentExit, UserError } from '../../cli/errors.js';
-import { readAll, resolvePath, writeLine } from '../../cli/io.js';
+import { EXIT, SilentExit, UsageError, UserError } from '../../cli/errors.js';
+import { resolvePath, writeLine } from '../../cli/io.js';
 import { printJson, progressStyle } from '../../cli/output.js';
 import type { ImportResult } from '../../client/recibidos.js';
+import { notReadResult, readImportFile, readImportStream, receivedMaxBytes, type ReadOutcome } from '../../client/recibidos-files.js';
 import { findingLines, withBuyer, type ImportFlags } from './shared.js';
 
 const BATCH = 50;
+const BATCH_BYTES = 16 * 1024 * 1024;
 
-async function sources(ctx: Ctx, source: string): Promise<{ files: string[]; stdin: boolean }> {
+interface Sources {
+  files: string[];
+  stdin: boolean;
+  /** A folder's real path: its entries' symlinks must resolve inside it. */
+  folder?: string;
+}
+
+async function sources(ctx: Ctx, source: string): Promise<Sources> {
   if (source === '-') return { files: ['-'], stdin: true };
   const full = resolvePath(ctx.io, source);
   let st;
@@ -25,9 +38,24 @@ async function sources(ctx: Ctx, source: string): Promise<{ files: string[]; std
     throw new UserError(`${source}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : (e as Error).message}`);
   }
   if (!st.isDirectory()) return { files: [full], stdin: false };
-  const names = (await readdir(full)).filter((n) => n.toLowerCase().endsWith('.xml')).sort();
+  let folder: string;
+  let names: string[];
+  try {
+    folder = await realpath(full);
+    names = (await readdir(folder)).filter((n) => n.toLowerCase().endsWith('.xml')).sort();
+  } catch (e) {
+    throw new UserError(`${source}: the folder cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
   if (names.length === 0) throw new UserError(`${source}: no .xml files in this folder`);
-  return { files: names.map((n) => path.join(full, n)), stdin: false };
+  return { files: names.map((n) => path.join(folder, n)), stdin: false, folder };
+}
+
+function maxBytes(ctx: Ctx): number {
+  try {
+    return receivedMaxBytes(ctx.io.env);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
 }
 
 class Progress {
@@ -59,20 +87,39 @@ class Progress {
 }
 
 export async function run(ctx: Ctx, source: string, f: ImportFlags): Promise<void> {
-  const { files, stdin } = await sources(ctx, source);
-  const results: ImportResult[] = [];
+  const limit = maxBytes(ctx);
+  const { files, stdin, folder } = await sources(ctx, source);
+  const slots: (ImportResult | undefined)[] = new Array(files.length);
   const progress = new Progress(ctx, files.length);
+  const done = () => slots.filter((x) => x !== undefined);
   await withBuyer(ctx, async (r) => {
-    for (let i = 0; i < files.length; i += BATCH) {
-      const chunk = files.slice(i, i + BATCH);
-      const batch = await Promise.all(
-        chunk.map(async (file) => ({ name: stdin ? '-' : path.relative(ctx.io.cwd, file) || file, bytes: stdin ? await readAll(ctx.io.stdin) : await readFile(file) })),
-      );
-      results.push(...(await r.import(batch)));
-      progress.update(results.length, results.filter((x) => x.estado === 'invalido').length);
+    // Read one file at a time (each at most the limit + 1 bytes); import in batches of 50 files or 16 MiB.
+    let batch: { i: number; file: Extract<ReadOutcome, { bytes: Uint8Array }> }[] = [];
+    let bytes = 0;
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const out = await r.import(batch.map((b) => b.file));
+      batch.forEach((b, k) => (slots[b.i] = out[k]));
+      batch = [];
+      bytes = 0;
+      const all = done();
+      progress.update(all.length, all.filter((x) => x.estado === 'invalido').length);
+    };
+    for (const [i, file] of files.entries()) {
+      const name = stdin ? '-' : path.relative(ctx.io.cwd, file) || file;
+      const got = stdin ? await readImportStream(ctx.io.stdin, name, limit) : await readImportFile(file, name, { maxBytes: limit, ...(folder ? { folder } : {}) });
+      if ('finding' in got) {
+        slots[i] = notReadResult(name, got.finding);
+        continue;
+      }
+      if (batch.length >= BATCH || (batch.length > 0 && bytes + got.bytes.length > BATCH_BYTES)) await flush();
+      batch.push({ i, file: got });
+      bytes += got.bytes.length;
     }
+    await flush();
   }, { bulk: files.length > BATCH });
   progress.end();
+  const results = done();
   const refused = results.filter((x) => x.estado === 'invalido');
   if (f.json) printJson(ctx, results);
   else if (results.length === 1 && refused.length === 0) {
@@ -80,9 +127,11 @@ export async function run(ctx: Ctx, source: string, f: ImportFlags): Promise<voi
     writeLine(ctx.io.stdout, `${x.clave} ${x.estado}${x.creado ? '' : ' (already imported)'}: ${x.tipo} from ${x.emisor}, total ${x.totalComprobante}, Hacienda ${x.haciendaEstado ?? 'unknown'}`);
   } else if (results.length > 1) {
     const nuevos = results.filter((x) => x.creado).length;
+    // id 0: an entry that was not read (not a regular file, …): refused here, neither new nor already imported.
+    const notRead = results.filter((x) => x.id === 0).length;
     writeLine(
       ctx.io.stdout,
-      `imported ${results.length} files: ${results.length - refused.length} valid, ${refused.length} refused; ${nuevos} new, ${results.length - nuevos} already imported`,
+      `imported ${results.length} files: ${results.length - refused.length} valid, ${refused.length} refused${notRead ? ` (${notRead} not read)` : ''}; ${nuevos} new, ${results.length - nuevos - notRead} already imported`,
     );
   }
   if (!f.json) for (const x of results) if (x.avisos.length > 0 && x.estado !== 'invalido' && results.length === 1) findingLines(ctx, x.avisos.map((a) => ({ ...a, path: `warning: ${a.path}` })), '');

@@ -9,6 +9,11 @@
  * Defaults a buyer expects: aceptar = all the IVA creditable (CondicionImpuesto 01, MontoTotalImpuestoAcreditar =
  * the document's TotalImpuesto); gasto aplicable = TotalComprobante − the IVA credited. A partial acceptance needs the
  * IVA it credits (default: all of it, condición 02); a rejection credits nothing.
+ *
+ * One answer per received document (issue 25): a second one, the same or another, is refused and nothing is sent
+ * (Hacienda counts every MensajeReceptor it accepts). `mayAnswerAgain` is where answering again after Hacienda
+ * rejected the first MensajeReceptor will be allowed; the decision is stored only if the row still holds the answer
+ * read (none, or that rejected one), so two answers at once cannot both be sent.
  */
 import { buildConsecutivo } from '../../core/clave.js';
 import { formatCr } from '../../core/dates.js';
@@ -48,7 +53,7 @@ export interface DecisionResult {
   mensajeClave: string;
   montoTotalImpuestoAcreditar: string | null;
   montoTotalDeGastoAplicable: string | null;
-  /** False when the same decision had been made before (nothing new stored). */
+  /** True: a MensajeReceptor was queued (a second answer is refused, not returned; the field stays for clients). */
   creado: boolean;
   documentId: number;
 }
@@ -88,7 +93,17 @@ function validate(input: DecisionInput, row: Selectable<RecibidosTable>): { deta
   return { ...(detalle ? { detalle } : {}), ...(condicion ? { condicion } : {}), iva: money(iva), gasto: money(gasto) };
 }
 
-/** Answers a received comprobante of the account. 404 when unknown; 400 when invalid, or already answered otherwise. */
+/**
+ * Whether a received document already answered may be answered again. Never, for now. The hook of a later issue:
+ * after Hacienda rejected our MensajeReceptor (`previous.respuestaEstado === 'rechazado'`) a new answer will be
+ * allowed; the update in decideRecibido then replaces the decision if the row still holds `previous.documentId`.
+ */
+export function mayAnswerAgain(previous: { estado: string; documentId: number | null; respuestaEstado: string | null }): boolean {
+  void previous;
+  return false;
+}
+
+/** Answers a received comprobante of the account. 404 when unknown; 400 when invalid, or already answered. */
 export async function decideRecibido(ctx: ServiceContext, accountId: number, clave: string, input: DecisionInput): Promise<DecisionResult> {
   if (!DECISIONS.includes(input.decision)) throw ServiceError.validation([{ path: 'decision', message: 'must be aceptar, parcial or rechazar' }]);
   const row = await ctx.store.db
@@ -106,8 +121,8 @@ export async function decideRecibido(ctx: ServiceContext, accountId: number, cla
   }
   const m = MENSAJE[input.decision];
   if (row.estado !== 'pendiente') {
-    if (row.estado === m.estado && row.mensaje_document_id !== null) return previous(ctx, row);
-    throw ServiceError.badRequest(`El comprobante recibido ${clave} ya fue respondido (${row.estado})`, [{ path: 'decision', message: `already ${row.estado}` }]);
+    const prev = await previousAnswer(ctx, row);
+    if (!mayAnswerAgain(prev)) throw alreadyAnswered(clave, prev);
   }
   const v = validate(input, row);
   const issuerRow = row.issuer_id === null ? undefined : await ctx.store.db.selectFrom('issuers').selectAll().where('id', '=', row.issuer_id).executeTakeFirst();
@@ -189,7 +204,9 @@ export async function decideRecibido(ctx: ServiceContext, accountId: number, cla
             updated_at: now,
           })
           .where('id', '=', row.id)
-          .where('estado', '=', 'pendiente')
+          // Only over the answer read (none, or the one mayAnswerAgain let go): one answer at a time.
+          .where('estado', '=', row.estado)
+          .where('mensaje_document_id', row.mensaje_document_id === null ? 'is' : '=', row.mensaje_document_id)
           .executeTakeFirst();
         if (Number(upd.numUpdatedRows) !== 1) throw new ConcurrentDecision();
         await queueRecibidoEvent(trx, now, {
@@ -205,8 +222,7 @@ export async function decideRecibido(ctx: ServiceContext, accountId: number, cla
     } catch (e) {
       if (e instanceof ConcurrentDecision) {
         const now2 = await ctx.store.db.selectFrom('recibidos').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
-        if (now2.estado === m.estado && now2.mensaje_document_id !== null) return previous(ctx, now2);
-        throw ServiceError.badRequest(`El comprobante recibido ${clave} ya fue respondido (${now2.estado})`);
+        throw alreadyAnswered(clave, await previousAnswer(ctx, now2));
       }
       // Another answer of this issuer took the number: draw the next one.
       if (!isUniqueViolation(e) || attempt >= 5) throw e;
@@ -216,18 +232,27 @@ export async function decideRecibido(ctx: ServiceContext, accountId: number, cla
 
 class ConcurrentDecision extends Error {}
 
-async function previous(ctx: ServiceContext, row: Selectable<RecibidosTable>): Promise<DecisionResult> {
-  const doc = await ctx.store.db.selectFrom('documents').select(['id', 'clave']).where('id', '=', row.mensaje_document_id!).executeTakeFirstOrThrow();
-  const parts = mensajeReceptorKey(doc.clave)!;
+interface PreviousAnswer {
+  estado: string;
+  documentId: number | null;
+  consecutivoReceptor: string | null;
+  /** Our MensajeReceptor's state at Hacienda (its documents row). */
+  respuestaEstado: string | null;
+}
+
+async function previousAnswer(ctx: ServiceContext, row: Selectable<RecibidosTable>): Promise<PreviousAnswer> {
+  const doc = row.mensaje_document_id === null ? undefined : await ctx.store.db.selectFrom('documents').select(['id', 'clave', 'state']).where('id', '=', row.mensaje_document_id).executeTakeFirst();
   return {
-    clave: row.clave!,
-    estado: row.estado as DecisionResult['estado'],
-    mensaje: row.mensaje as 1 | 2 | 3,
-    consecutivoReceptor: parts.consecutivoReceptor,
-    mensajeClave: doc.clave,
-    montoTotalImpuestoAcreditar: row.iva_acreditable,
-    montoTotalDeGastoAplicable: row.gasto_aplicable,
-    creado: false,
-    documentId: Number(doc.id),
+    estado: row.estado,
+    documentId: doc ? Number(doc.id) : null,
+    consecutivoReceptor: doc ? (mensajeReceptorKey(doc.clave)?.consecutivoReceptor ?? null) : null,
+    respuestaEstado: doc?.state ?? null,
   };
+}
+
+function alreadyAnswered(clave: string, prev: PreviousAnswer): ServiceError {
+  const mr = prev.consecutivoReceptor ? ` con el MensajeReceptor ${prev.consecutivoReceptor} (Hacienda: ${prev.respuestaEstado ?? 'pendiente'})` : '';
+  return ServiceError.badRequest(`El comprobante recibido ${clave} ya fue respondido (${prev.estado})${mr}; no se envía otra respuesta`, [
+    { path: 'decision', message: `already ${prev.estado}${prev.consecutivoReceptor ? ` by MensajeReceptor ${prev.consecutivoReceptor}` : ''}: a document is answered once` },
+  ]);
 }

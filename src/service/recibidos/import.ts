@@ -3,12 +3,23 @@
  * for what the bytes say; here the XSD, whether the buyer is one of the account's issuers, and the state at Hacienda,
  * GET recepción/{clave} with the buyer's credentials, keeping the MensajeHacienda), then stored in ONE statement with
  * its webhook event: `pendiente` when every check passed, `invalido` with every finding otherwise (never half stored).
- * Idempotent: the same bytes imported again return the stored row (per account and sha256).
+ * A refused file is stored as its sha256 and findings, not its bytes; a file over the size limit (core/received/limits.ts)
+ * is refused unread.
+ *
+ * One row per document (issue 25): the same bytes imported again return the stored row (per account and sha256), and
+ * so does the same document in other bytes (a BOM, a trailing newline, another valid signature: the same clave, or the
+ * same issuer and consecutivo) once a valid row holds it: "already imported", not asked of Hacienda, nothing stored.
+ * A copy that fails the checks of its bytes (altered, signed by another) is refused as any such file, with a finding
+ * naming the row kept: never a second valid row. A refused copy does not hold the document: the genuine one can
+ * still be imported after it. The store's unique indexes say the same (migration 0010), so two imports at once
+ * cannot both store it.
  *
  * An importer keeps its XSD validator and Hacienda clients across batches (a folder is imported in batches).
  */
+import { createHash } from 'node:crypto';
 import { createXsdValidator, type XsdValidator } from '../../adapters/xsd/index.js';
 import { analyzeReceived, type ReceivedAnalysis } from '../../core/received/check.js';
+import { emisorConsecutivo, oversizeFinding, RECEIVED_MAX_BYTES } from '../../core/received/limits.js';
 import type { Finding } from '../../core/model.js';
 import type { SchemaName } from '../../core/xml/kinds.js';
 import { ReceptionClient, type ReceptionStatus } from '../../hacienda/index.js';
@@ -22,6 +33,11 @@ export interface ImportFile {
   /** What the caller calls it (a file name, `-`, `body`): echoed in the result. */
   name: string;
   bytes: Uint8Array;
+  /**
+   * The file's size when `bytes` hold only its beginning (a bounded read stops at the limit + 1 byte): such a file is
+   * refused as over the limit, and its sha256 is that of the bytes read.
+   */
+  size?: number;
 }
 
 export interface ImportResult {
@@ -29,7 +45,7 @@ export interface ImportResult {
   id: number;
   clave: string | null;
   estado: RecibidoEstado;
-  /** False when the same bytes had been imported before (nothing stored this time). */
+  /** False when the same bytes, or the same document, had been imported before (nothing stored this time). */
   creado: boolean;
   tipo: string | null;
   emisor: string | null;
@@ -66,22 +82,35 @@ export class RecibidosImporter {
   /** Checks and stores a batch; results in the order of `files`. */
   async importMany(files: ImportFile[]): Promise<ImportResult[]> {
     const now = new Date(this.ctx.now());
-    const checked: Checked[] = files.map((file) => ({ file, a: analyzeReceived(file.bytes, now) }));
+    const limit = this.ctx.recibidos?.maxBytes ?? RECEIVED_MAX_BYTES;
+    const checked: Checked[] = files.map((file) => ({ file, a: analyzeFile(file, limit, now) }));
     const known = await this.existing(checked.map((c) => c.a.sha256));
-    const fresh = checked.filter((c) => !known.has(c.a.sha256));
+    const unknown = checked.filter((c) => !known.has(c.a.sha256));
+    const documents = await this.existingDocuments(unknown.map((c) => emisorConsecutivo(c.a.clave)));
+    // A sound copy of a document a valid row holds is not checked further (nor asked of Hacienda).
+    const fresh = unknown.filter((c) => !(documents.has(emisorConsecutivo(c.a.clave) ?? '') && c.a.findings.length === 0));
     await this.checkXsd(fresh);
     await this.checkBuyer(fresh);
     await this.checkHacienda(fresh);
     const out: ImportResult[] = [];
     const stored = new Map<string, ImportResult>();
+    const storedDocuments = new Map<string, ImportResult & { sha256: string }>();
     for (const c of checked) {
       const prior = known.get(c.a.sha256) ?? stored.get(c.a.sha256);
       if (prior) {
         out.push({ ...prior, archivo: c.file.name, creado: false });
         continue;
       }
+      const key = emisorConsecutivo(c.a.clave);
+      const held = key ? (documents.get(key) ?? storedDocuments.get(key)) : undefined;
+      if (held && c.a.findings.length === 0) {
+        out.push(sameDocument(held, c));
+        continue;
+      }
+      if (held) c.a.findings.push({ path: 'Clave', message: `already imported from other bytes (received row ${held.id}, ${held.estado}); this copy fails its checks: refused, the stored one is kept` });
       const r = await this.store(c);
       stored.set(c.a.sha256, r);
+      if (key && r.estado !== 'invalido') storedDocuments.set(key, { ...r, sha256: c.a.sha256 });
       out.push(r);
     }
     return out;
@@ -179,8 +208,24 @@ export class RecibidosImporter {
   private async existing(shas: string[]): Promise<Map<string, ImportResult>> {
     const out = new Map<string, ImportResult>();
     if (shas.length === 0) return out;
-    const rows = await this.ctx.store.db.selectFrom('recibidos').selectAll().where('account_id', '=', this.accountId).where('sha256', 'in', [...new Set(shas)]).execute();
+    const rows = await this.ctx.store.db.selectFrom('recibidos').select(RESULT_COLUMNS).where('account_id', '=', this.accountId).where('sha256', 'in', [...new Set(shas)]).execute();
     for (const r of rows) out.set(r.sha256, resultOfRow(r, '', false));
+    return out;
+  }
+
+  /** The valid rows holding these documents (by issuer + consecutivo, which the clave holds), by that key. */
+  private async existingDocuments(keys: (string | null)[]): Promise<Map<string, ImportResult & { sha256: string }>> {
+    const out = new Map<string, ImportResult & { sha256: string }>();
+    const wanted = [...new Set(keys.filter((k): k is string => k !== null))];
+    if (wanted.length === 0) return out;
+    const rows = await this.ctx.store.db
+      .selectFrom('recibidos')
+      .select([...RESULT_COLUMNS, 'emisor_consecutivo'])
+      .where('account_id', '=', this.accountId)
+      .where('estado', '!=', 'invalido')
+      .where('emisor_consecutivo', 'in', wanted)
+      .execute();
+    for (const r of rows) out.set(r.emisor_consecutivo!, { ...resultOfRow(r, '', false), sha256: r.sha256 });
     return out;
   }
 
@@ -193,6 +238,7 @@ export class RecibidosImporter {
       issuer_id: c.issuer?.id ?? null,
       sha256: a.sha256,
       clave: a.clave ?? null,
+      emisor_consecutivo: emisorConsecutivo(a.clave),
       kind: a.kind ?? null,
       version: a.version ?? null,
       estado,
@@ -209,7 +255,8 @@ export class RecibidosImporter {
       iva_json: JSON.stringify(a.iva),
       hallazgos_json: JSON.stringify(a.findings),
       avisos_json: JSON.stringify(a.warnings),
-      xml: a.text ?? Buffer.from(c.file.bytes).toString('latin1'),
+      // A refused file is kept as its sha256 and findings only (issue 25: refused files once filled the database).
+      xml: estado === 'invalido' ? '' : (a.text ?? Buffer.from(c.file.bytes).toString('latin1')),
       hacienda_estado: c.hacienda?.estado ?? null,
       hacienda_xml: c.hacienda?.respuestaXml ? c.hacienda.respuestaXml.toString('utf8') : null,
       mensaje: null,
@@ -237,12 +284,36 @@ export class RecibidosImporter {
       return resultOfRow({ ...row, id }, c.file.name, true);
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
-      // Imported concurrently by another request: the same bytes, the stored row.
+      // Imported concurrently by another request: the same bytes, or the same document, the stored row.
       const prior = (await this.existing([a.sha256])).get(a.sha256);
-      if (!prior) throw e;
-      return { ...prior, archivo: c.file.name };
+      if (prior) return { ...prior, archivo: c.file.name, creado: false };
+      const key = emisorConsecutivo(a.clave);
+      const held = key ? (await this.existingDocuments([key])).get(key) : undefined;
+      if (!held) throw e;
+      return sameDocument(held, c);
     }
   }
+}
+
+const RESULT_COLUMNS = ['id', 'sha256', 'clave', 'estado', 'kind', 'emisor_numero', 'total_comprobante', 'hacienda_estado', 'hallazgos_json', 'avisos_json'] as const;
+
+/** The bytes' analysis, or the refusal of a file over the size limit without reading it. */
+function analyzeFile(file: ImportFile, limit: number, now: Date): ReceivedAnalysis {
+  const size = Math.max(file.size ?? 0, file.bytes.length);
+  if (size <= limit) return analyzeReceived(file.bytes, now);
+  return { sha256: createHash('sha256').update(file.bytes).digest('hex'), iva: [], findings: [oversizeFinding(size, limit)], warnings: [] };
+}
+
+/** "Already imported": the row that holds this document, with a word on the bytes, which differ. */
+function sameDocument(held: ImportResult & { sha256: string }, c: Checked): ImportResult {
+  const { sha256, ...r } = held;
+  const other = c.a.clave !== r.clave ? `, under the clave ${c.a.clave} (the same issuer and consecutivo)` : '';
+  return {
+    ...r,
+    archivo: c.file.name,
+    creado: false,
+    avisos: [...r.avisos, { path: 'archivo', message: `already imported from other bytes (sha256 ${sha256.slice(0, 16)}…)${other}: the stored copy is kept, this one is not stored` }],
+  };
 }
 
 export function resultOfRow(

@@ -131,7 +131,8 @@ export async function recibidoFile(ctx: ServiceContext, accountId: number, clave
   const rows = (await baseQuery(ctx, accountId).where('r.clave', '=', clave).orderBy('r.id', 'desc').execute()) as Row[];
   const r = rows.find((x) => x.estado !== 'invalido') ?? rows[0];
   if (!r) return null;
-  if (type === 'XML') return Buffer.from(r.xml, 'utf8');
+  // A refused file's bytes are not kept (import.ts): no XML to give.
+  if (type === 'XML') return r.xml ? Buffer.from(r.xml, 'utf8') : null;
   if (type === 'RESPUESTA') return r.hacienda_xml ? Buffer.from(r.hacienda_xml, 'utf8') : null;
   if (r.mensaje_document_id === null) return null;
   const doc = await ctx.store.db.selectFrom('documents').select(['xml', 'response_xml']).where('id', '=', r.mensaje_document_id).executeTakeFirst();

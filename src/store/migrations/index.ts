@@ -8,6 +8,7 @@ import { recibidos } from './0005-recibidos.js';
 import { emailDelivery } from './0006-email-delivery.js';
 import { jobsByType } from './0007-jobs-by-type.js';
 import { mailPolicy } from './0009-mail-policy.js';
+import { recibidosOnePerDocument } from './0010-recibidos-one-per-document.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006-email-delivery': emailDelivery,
   '0007-jobs-by-type': jobsByType,
   '0009-mail-policy': mailPolicy,
+  '0010-recibidos-one-per-document': recibidosOnePerDocument,
 };
 
 export const migrationProvider: MigrationProvider = {
