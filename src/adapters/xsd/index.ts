@@ -10,7 +10,8 @@ export * from '../../core/xsd/index.js';
 export { XmllintBinaryValidator, hasXmllintBinary } from './binary.js';
 export { XmllintWasmValidator } from './wasm.js';
 export { parseXmllintOutput } from './output.js';
-export { xercesError, xercesFirstError, type XercesFirstError } from './xerces/index.js';
+// Xerces' words for a schema error: ./xerces/index.js (imported where an error is being reported, not here, so that a
+// valid document never loads it).
 
 export interface CreateXsdValidatorOptions {
   /** 'auto' (default): the binary when it runs, else wasm. 'binary' fails when there is no binary. */

@@ -1,8 +1,9 @@
 import type { Ctx } from '../../cli/context.js';
 import { SilentExit } from '../../cli/errors.js';
-import { invalidHeadline } from '../../cli/findings.js';
+import { findingText, invalidHeadline } from '../../cli/findings.js';
 import { readJson, writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
+import { safeText } from '../../cli/safe-text.js';
 import type { Finding } from '../../core/model.js';
 import { placeholderIssuer } from '../../core/placeholder-issuer.js';
 import { readIssuer } from './issuer-input.js';
@@ -36,10 +37,17 @@ export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?
       findings.push({ path: 'xml', message: e.message });
     }
     if (unsigned !== undefined) {
-      const xsd = createXsdValidator().validate(withPlaceholderSignature(unsigned), KINDS[parsed.doc.kind].schema);
+      const xml = withPlaceholderSignature(unsigned);
+      const xsd = createXsdValidator().validate(xml, KINDS[parsed.doc.kind].schema);
       await checks();
       const [result] = await xsd;
-      for (const e of result?.errors ?? []) findings.push({ path: 'xml', message: e.message });
+      const first = result && !result.valid ? result.errors[0] : undefined;
+      if (first) {
+        // Hacienda's -1: the first schema error only, in the words of its validator (Java's Xerces).
+        const { xercesError } = await import('../../adapters/xsd/xerces/index.js');
+        const x = xercesError(xml, KINDS[parsed.doc.kind].schema, first);
+        findings.push({ path: 'xml', message: `-1 ${x.message}` });
+      }
     } else await checks();
   } else await checks();
   const valid = findings.length === 0 && !(opts.strict && warnings.length > 0);
@@ -53,14 +61,14 @@ export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?
       warnings,
     });
   } else if (valid) {
-    for (const w of warnings) writeLine(ctx.io.stderr, `warning: ${w.path}: ${w.message}`);
+    for (const w of warnings) writeLine(ctx.io.stderr, `warning: ${findingText(w)}`);
     const d = parsed.doc!;
-    writeLine(ctx.io.stdout, `valid ${d.kind} ${d.numeroConsecutivo} totalComprobante ${parsed.totals!.resumen.totalComprobante.toFixed(5)} ${d.moneda.codigoMoneda}`);
+    writeLine(ctx.io.stdout, `valid ${d.kind} ${safeText(d.numeroConsecutivo)} totalComprobante ${parsed.totals!.resumen.totalComprobante.toFixed(5)} ${d.moneda.codigoMoneda}`);
   } else {
     // The findings are the result (stdout, one `path: message` a line); the headline says what failed (stderr).
     writeLine(ctx.io.stderr, `error: ${invalidHeadline('document', findings.length || warnings.length)}${findings.length ? '' : ' (warnings, with --strict)'}`);
-    for (const f of findings) writeLine(ctx.io.stdout, `${f.path}: ${f.message}`);
-    for (const w of warnings) writeLine(findings.length ? ctx.io.stderr : ctx.io.stdout, `${findings.length ? 'warning: ' : ''}${w.path}: ${w.message}`);
+    for (const f of findings) writeLine(ctx.io.stdout, findingText(f));
+    for (const w of warnings) writeLine(findings.length ? ctx.io.stderr : ctx.io.stdout, `${findings.length ? 'warning: ' : ''}${findingText(w)}`);
   }
   if (!valid) throw new SilentExit(1);
 }
