@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANTIGUAS_DATA, CIIU4_DATA } from '../src/core/catalog/actividades-data.js';
+import { ANTIGUAS_CODES, CIIU4_CODES } from '../src/core/catalog/actividades-codes.js';
 import { actividadFromInput, actividadRegistrada, ciiu4De, claseActividad, codigosAntiguosDe } from '../src/core/catalog/actividades.js';
 import { parseIssuer } from '../src/core/document.js';
 import { PublicQueryClient } from '../src/hacienda/client/index.js';
@@ -23,6 +24,9 @@ describe('the catalogues fecr ships and how a code is read', () => {
     expect(CIIU4_DATA).toHaveLength(369);
     expect(ANTIGUAS_DATA).toHaveLength(715);
     for (const [c] of CIIU4_DATA) expect(c).toMatch(/^\d{4}\.\d$/);
+    // The codes-only module says the same as the named lists.
+    expect(CIIU4_CODES.split(' ')).toEqual(CIIU4_DATA.map(([c]) => c));
+    expect(ANTIGUAS_CODES.split(' ')).toEqual(ANTIGUAS_DATA.map(([c, , s]) => `${c}>${s}`));
     for (const [c, , s] of ANTIGUAS_DATA) {
       expect(c).toMatch(/^\d{6}$/);
       expect(s).toMatch(/^(\d{4}\.\d)?$/);

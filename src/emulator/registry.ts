@@ -5,7 +5,8 @@
  */
 import { statSync } from 'node:fs';
 import { DEFAULT_CABYS_CODES_FILE, DEFAULT_CABYS_FILE, readCabysCodes, readCabysRows, readMaybeGzip, type CabysCodes } from '../adapters/cabys-file.js';
-import { actividadAntigua, ciiu4Descripcion, codigosAntiguosDe } from '../core/catalog/actividades.js';
+import { codigosAntiguosDe, sucesorAntigua } from '../core/catalog/actividades.js';
+import { ciiu4Descripcion, nombreAntigua } from '../core/catalog/actividades-nombres.js';
 
 export interface TaxpayerRecord {
   nombre: string;
@@ -218,10 +219,11 @@ function normalizeTaxpayer(t: TaxpayerRecord): TaxpayerRecord {
 
 function normalizeActividad(a: TaxpayerRecord['actividades'][number]): TaxpayerRecord['actividades'][number] {
   const codigo = String(a.codigo);
-  const old = actividadAntigua(codigo);
-  if (old?.ciiu4) {
-    return { ...a, codigo: old.ciiu4, descripcion: a.descripcion || (ciiu4Descripcion(old.ciiu4) ?? old.nombre), ciiu3: [{ codigo, descripcion: old.nombre }] };
+  const sucesor = sucesorAntigua(codigo);
+  if (sucesor) {
+    const nombre = nombreAntigua(codigo) ?? '';
+    return { ...a, codigo: sucesor, descripcion: a.descripcion || (ciiu4Descripcion(sucesor) ?? nombre), ciiu3: [{ codigo, descripcion: nombre }] };
   }
-  const ciiu3 = a.ciiu3 ?? codigosAntiguosDe(codigo).map((c) => ({ codigo: c, descripcion: actividadAntigua(c)?.nombre ?? '' }));
+  const ciiu3 = a.ciiu3 ?? codigosAntiguosDe(codigo).map((c) => ({ codigo: c, descripcion: nombreAntigua(c) ?? '' }));
   return { ...a, codigo, descripcion: a.descripcion || (ciiu4Descripcion(codigo) ?? ''), ciiu3 };
 }

@@ -10,35 +10,37 @@
  * - Six digits that are not a code of the former catalogue are refused with -408 (`462000`, `046200`, `007410`: the
  *   digit-only renderings of CIIU-4 codes, NOTES §6.3).
  */
-import { ANTIGUAS_DATA, CIIU4_DATA } from './actividades-data.js';
+import { ANTIGUAS_CODES, CIIU4_CODES } from './actividades-codes.js';
 
 export const CIIU4_PATTERN = /^\d{4}\.\d$/;
 export const ANTIGUA_PATTERN = /^\d{6}$/;
 
-let ciiu4: Map<string, string> | undefined;
-let antiguas: Map<string, { nombre: string; ciiu4: string }> | undefined;
+// The codes only (actividades-codes.ts, 13 KB): every `fecr validate` classifies a code. The names are in
+// actividades-nombres.ts, loaded only where they are shown.
+let ciiu4: Set<string> | undefined;
+let antiguas: Map<string, string> | undefined;
 
-function ciiu4Map(): Map<string, string> {
-  return (ciiu4 ??= new Map(CIIU4_DATA.map(([c, d]) => [c, d])));
+function ciiu4Set(): Set<string> {
+  return (ciiu4 ??= new Set(CIIU4_CODES.split(' ')));
 }
-function antiguasMap(): Map<string, { nombre: string; ciiu4: string }> {
-  return (antiguas ??= new Map(ANTIGUAS_DATA.map(([c, nombre, sucesor]) => [c, { nombre, ciiu4: sucesor }])));
-}
-
-/** The description of a CIIU-4 code of the known list. */
-export function ciiu4Descripcion(code: string): string | undefined {
-  return ciiu4Map().get(code);
+function antiguasMap(): Map<string, string> {
+  return (antiguas ??= new Map(ANTIGUAS_CODES.split(' ').map((e) => e.split('>') as [string, string])));
 }
 
-/** A code of the former six-digit catalogue: its name and its CIIU-4 successor ('' when none is known). */
-export function actividadAntigua(code: string): { nombre: string; ciiu4: string } | undefined {
+/** Whether a code is of the known CIIU-4 list. */
+export function esCiiu4Conocido(code: string): boolean {
+  return ciiu4Set().has(code);
+}
+
+/** A code of the former six-digit catalogue: its CIIU-4 successor ('' when none is known); undefined when it is not one. */
+export function sucesorAntigua(code: string): string | undefined {
   return antiguasMap().get(code);
 }
 
 /** The old codes whose CIIU-4 successor is `code` (what `/fe/ae` lists under `ciiu3`). */
 export function codigosAntiguosDe(code: string): string[] {
   const out: string[] = [];
-  for (const [c, a] of antiguasMap()) if (a.ciiu4 === code) out.push(c);
+  for (const [c, s] of antiguasMap()) if (s === code) out.push(c);
   return out;
 }
 
@@ -64,7 +66,7 @@ export function actividadFromInput(v: string | number): string {
     candidate = `${s.slice(0, 4)}.${s.slice(4)}`;
   }
   if (candidate === undefined || candidate === text) return text;
-  return ciiu4Map().has(candidate) || antiguasMap().has(candidate) ? candidate : text;
+  return ciiu4Set().has(candidate) || antiguasMap().has(candidate) ? candidate : text;
 }
 
 /** What the catalogue checks know of a code. */
@@ -79,7 +81,7 @@ export type ActividadClase =
   | 'invalida';
 
 export function claseActividad(code: string): ActividadClase {
-  if (CIIU4_PATTERN.test(code)) return ciiu4Map().has(code) ? 'ciiu4' : 'ciiu4-desconocido';
+  if (CIIU4_PATTERN.test(code)) return ciiu4Set().has(code) ? 'ciiu4' : 'ciiu4-desconocido';
   if (ANTIGUA_PATTERN.test(code) && antiguasMap().has(code)) return 'antigua';
   return 'invalida';
 }
@@ -90,7 +92,7 @@ export function claseActividad(code: string): ActividadClase {
  */
 export function ciiu4De(code: string): string | undefined {
   if (CIIU4_PATTERN.test(code)) return code;
-  const s = antiguasMap().get(code)?.ciiu4;
+  const s = antiguasMap().get(code);
   return s ? s : undefined;
 }
 

@@ -4,7 +4,7 @@
  * answers with Hacienda's code and words (core/rules/hacienda-codes.ts) and says whether Hacienda rejects (`aviso`
  * false) or only warns. Sources: NOTES §6.3 (real sandbox answers, March 2026) and actividades/SOURCES.md.
  */
-import { actividadAntigua, actividadRegistrada, claseActividad, type ActividadRegistrada } from '../catalog/actividades.js';
+import { actividadRegistrada, claseActividad, sucesorAntigua, type ActividadRegistrada } from '../catalog/actividades.js';
 import { crParts } from '../dates.js';
 import { CODIGOS, TEXTOS } from './hacienda-codes.js';
 
@@ -30,7 +30,7 @@ export function actividadItems(code: string, registered?: readonly ActividadRegi
   const out: RuleItem[] = [];
   if (clase === 'ciiu4-desconocido') out.push({ codigo: CODIGOS.ACTIVIDAD_NO_CATALOGADA, mensaje: TEXTOS.actividadNoCatalogada(code), aviso: true });
   if (clase === 'antigua') {
-    out.push({ codigo: CODIGOS.ACTIVIDAD_ANTIGUA, mensaje: TEXTOS.actividadAntigua(code, actividadAntigua(code)?.ciiu4 ?? ''), aviso: true, soloValidacion: true });
+    out.push({ codigo: CODIGOS.ACTIVIDAD_ANTIGUA, mensaje: TEXTOS.actividadAntigua(code, sucesorAntigua(code) ?? ''), aviso: true, soloValidacion: true });
   }
   if (registered && registered.length > 0 && !actividadRegistrada(code, registered)) {
     out.push({ codigo: CODIGOS.ACTIVIDAD_NO_REGISTRADA, mensaje: TEXTOS.actividad407, aviso: true });
