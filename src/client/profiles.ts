@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { platformDirs } from '../adapters/platform-dirs.js';
+import { echo } from '../core/echo.js';
 import { ClientError } from './errors.js';
 
 export const DEFAULT_PROFILE = 'default';
@@ -166,11 +167,59 @@ export function configDir(env: Record<string, string | undefined>): string {
   return platformDirs(env).config;
 }
 
+/** The mask shown in place of a URL's password. */
+export const PASSWORD_MASK = '***';
+
+/**
+ * A URL with its password (`scheme://user:PASSWORD@host`) masked, for every message and listing: a URL that parses
+ * has its password replaced; a value that is no such URL (a typo in it: `smtp//user:pw@host`, `user:pw@host`) has
+ * everything from the first ":" after any "//" to the last "@" masked. Anything without a password is returned as is.
+ */
+export function redactUrlPassword(value: string): string {
+  try {
+    const u = new URL(value.trim());
+    if (u.password !== '') {
+      // In the text as given (no normalisation): the password is between the authority's first ":" and last "@".
+      const start = value.indexOf('//') + 2;
+      const end = value.slice(start).search(/[/?#\\]/);
+      const authority = end < 0 ? value.slice(start) : value.slice(start, start + end);
+      const at = authority.lastIndexOf('@');
+      const colon = authority.indexOf(':');
+      if (start >= 2 && colon >= 0 && colon < at) return `${value.slice(0, start + colon)}:${PASSWORD_MASK}${value.slice(start + at)}`;
+      u.password = PASSWORD_MASK;
+      return u.toString();
+    }
+    if (u.host !== '') return value;
+  } catch {
+    // Not a URL: masked below.
+  }
+  const at = value.lastIndexOf('@');
+  if (at < 0) return value;
+  const slashes = value.indexOf('//');
+  const colon = value.indexOf(':', slashes >= 0 && slashes < at ? slashes + 2 : 0);
+  if (colon < 0 || colon > at) return value;
+  return `${value.slice(0, colon)}:${PASSWORD_MASK}${value.slice(at)}`;
+}
+
+/** The keys whose values are URLs, which may carry a password. */
+const URL_KEYS: ReadonlySet<string> = new Set<ProfileKey>(['smtpUrl', 'authUrl', 'baseUrl']);
+
+/** A value of a profile key as fecr prints it (config get, list, set): a URL's password masked. */
+export function maskedValue(key: string, value: string): string {
+  return URL_KEYS.has(key) ? redactUrlPassword(value) : value;
+}
+
+/** A value of a profile key as a message quotes it: masked, and a long one cut (core/echo.ts). */
+export function shownValue(key: string, value: string): string {
+  return echo(maskedValue(key, value));
+}
+
 /** Checks one value for a key; returns it normalised (trimmed, URL without trailing "/", absolute data dir). */
 export function checkValue(key: string, value: string, cwd: string): string {
-  if (!(PROFILE_KEYS as string[]).includes(key)) throw new ClientError('usage', `unknown key "${key}" (keys: ${PROFILE_KEYS.join(', ')})`);
+  if (!(PROFILE_KEYS as string[]).includes(key)) throw new ClientError('usage', `unknown key "${echo(key)}" (keys: ${PROFILE_KEYS.join(', ')})`);
   const r = KEY_SCHEMAS[key as ProfileKey].safeParse(value);
-  if (!r.success) throw new ClientError('usage', `${key}: ${r.error.issues[0]?.message ?? 'invalid value'} (got "${value}")`);
+  // Never the value as given: an smtpUrl refused for its password would print that password.
+  if (!r.success) throw new ClientError('usage', `${key}: ${r.error.issues[0]?.message ?? 'invalid value'} (got "${shownValue(key, value)}")`);
   return key === 'dataDir' ? path.resolve(cwd, r.data) : r.data;
 }
 

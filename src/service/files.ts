@@ -2,6 +2,7 @@
  * The stored files of a document, base64-encoded for `/api/consultar/archivo`: `XML` (the signed comprobante),
  * `RESPUESTA` (Hacienda's MensajeHacienda, once decided) and `PDF` (the representación gráfica).
  */
+import { echo } from '../core/echo.js';
 import type { DocumentRow } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { getDocument } from './documents.js';
@@ -23,7 +24,7 @@ export interface StoredFile {
 export function parseFileType(fileType: string | undefined): FileType {
   const t = (fileType ?? 'XML').trim().toUpperCase();
   if ((FILE_TYPES as readonly string[]).includes(t)) return t as FileType;
-  throw ServiceError.badRequest(`fileType debe ser XML, PDF o RESPUESTA (se recibió "${fileType}")`, [
+  throw ServiceError.badRequest(`fileType debe ser XML, PDF o RESPUESTA (se recibió "${echo(String(fileType))}")`, [
     { path: 'fileType', message: 'must be XML, PDF or RESPUESTA' },
   ]);
 }

@@ -6,6 +6,7 @@
  * a recibo de pago's (tipoDoc 10) are payments (montoPagado, baseImponible) instead of goods and services.
  */
 import { TARIFAS_IVA } from '../../core/codes.js';
+import { echo } from '../../core/echo.js';
 import { TIPO_DOC_RULE } from '../../core/input/kind-rules.js';
 import { KIND_OF_TIPO_DOC } from '../../core/lifecycle.js';
 import type { Finding, Linea } from '../../core/model.js';
@@ -64,7 +65,7 @@ const KNOWN = new Set<string>([...DOCUMENT_COLUMNS, ...LINE_COLUMNS, ...REFERENC
 /** Checks a header row; returns the problem, or undefined when usable. */
 export function checkHeader(header: string[]): string | undefined {
   const unknown = header.filter((h) => !KNOWN.has(h));
-  if (unknown.length) return `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')} (see docs/batch-csv.md)`;
+  if (unknown.length) return `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${echo(u)}"`).join(', ')} (see docs/batch-csv.md)`;
   const missing: string[] = REQUIRED_COLUMNS.filter((c) => !header.includes(c));
   const goods = GOODS_COLUMNS.filter((c) => !header.includes(c));
   if (goods.length && !header.includes('montoPagado')) missing.push(...goods);
@@ -74,7 +75,7 @@ export function checkHeader(header: string[]): string | undefined {
   }
   const seen = new Set<string>();
   for (const h of header) {
-    if (seen.has(h)) return `column "${h}" appears twice`;
+    if (seen.has(h)) return `column "${echo(h)}" appears twice`;
     seen.add(h);
   }
   return undefined;
@@ -100,7 +101,7 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
   for (const row of rows.slice(1)) {
     for (const col of DOCUMENT_COLUMNS) {
       const v = get(row, col);
-      if (v !== '' && v !== get(first, col)) at(row, col, `is "${v}" but the document's first row (row ${first.line}) says "${get(first, col)}"`);
+      if (v !== '' && v !== get(first, col)) at(row, col, `is "${echo(v)}" but the document's first row (row ${first.line}) says "${echo(get(first, col))}"`);
     }
   }
 
@@ -116,10 +117,10 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
         return undefined;
       }
       if (!isDecimalString(v) || v.startsWith('-')) {
-        at(row, col, `must be a non-negative decimal number with a dot for decimals, e.g. "1250.50" (got "${v}")`);
+        at(row, col, `must be a non-negative decimal number with a dot for decimals, e.g. "1250.50" (got "${echo(v)}")`);
         return undefined;
       }
-      if (opts.positive && dec(v).lte(0)) at(row, col, `must be greater than 0 (got "${v}")`);
+      if (opts.positive && dec(v).lte(0)) at(row, col, `must be greater than 0 (got "${echo(v)}")`);
       return v;
     };
     let cantidad: string | undefined;
@@ -147,8 +148,8 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
     else if (tarifa === '') {
       const known = TARIFAS_IVA[codigoTarifa];
       if (known) tarifa = known.rate;
-      else at(row, 'codigoTarifa', `"${codigoTarifa}" is not a código de tarifa del IVA (Nota 8.1)`);
-    } else if (!isDecimalString(tarifa) || tarifa.startsWith('-')) at(row, 'tarifa', `must be a percentage, e.g. "13" (got "${tarifa}")`);
+      else at(row, 'codigoTarifa', `"${echo(codigoTarifa)}" is not a código de tarifa del IVA (Nota 8.1)`);
+    } else if (!isDecimalString(tarifa) || tarifa.startsWith('-')) at(row, 'tarifa', `must be a percentage, e.g. "13" (got "${echo(tarifa)}")`);
     if (errors.length > before || (rep ? pagado === undefined : cantidad === undefined || precio === undefined)) return;
     // The figures are computed with the rate of codigoTarifa (IVA 01), the one the core's finding on a tarifa that
     // does not fit it calls right: that finding alone then says what to fix in the row.
@@ -182,7 +183,7 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
   try {
     totals = computeTotals({ kind, lineas, otrosCargos: [], mediosPago: medio ? [{ tipoMedioPago: medio.padStart(2, '0') }] : [] });
   } catch (e) {
-    return { errors: [{ path: `row ${first.line}`, message: `cannot compute the totals: ${(e as Error).message}` }] };
+    return { errors: [{ path: `row ${first.line}`, message: `cannot compute the totals: ${echo((e as Error).message, 200)}` }] };
   }
 
   const detalleServicio = lineas.map((l, i) => {

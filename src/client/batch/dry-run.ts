@@ -4,6 +4,7 @@
  * a stand-in built from each body (`placeholderIssuer`), so issuer-specific checks (is the emisor registered, its
  * branch) are not made; Hacienda's catalogue and date checks are (core/rules/document-checks.ts). XSD runs batched: up to `chunk` documents per xmllint run.
  */
+import { echoQuoted } from '../../core/echo.js';
 import type { BatchItem } from './reader.js';
 import type { BatchResult, BatchSummary } from './runner.js';
 
@@ -52,7 +53,7 @@ export async function validateBatch(
         );
         group.forEach((g, i) => {
           const errs = results[i]?.errors ?? [];
-          verdicts.set(g, errs.length ? { ...base(g.item), state: 'invalido', errors: errs.map((e) => ({ path: 'xml', message: e.message })) } : { ...base(g.item), state: 'valido' });
+          verdicts.set(g, errs.length ? { ...base(g.item), state: 'invalido', errors: errs.map((e) => ({ path: 'xml', message: echoQuoted(e.message) })) } : { ...base(g.item), state: 'valido' });
         });
       } catch (e) {
         for (const g of group) verdicts.set(g, { ...base(g.item), state: 'error', errors: [{ path: 'xml', message: `XSD validation could not run: ${(e as Error).message}` }] });

@@ -6,6 +6,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { echo } from '../../core/echo.js';
 import type { Finding } from '../../core/model.js';
 
 export type BatchFormat = 'csv' | 'json' | 'jsonl';
@@ -68,7 +69,7 @@ export async function countBatch(file: string, format: BatchFormat): Promise<num
 
 function numeroOf(body: unknown): string | number | undefined {
   const n = (body as { numeroReferencia?: unknown } | null)?.numeroReferencia;
-  return typeof n === 'string' || typeof n === 'number' ? n : undefined;
+  return typeof n === 'string' ? echo(n) : typeof n === 'number' ? n : undefined;
 }
 
 function itemOfJson(row: number, text: string, where: string): BatchItem {
@@ -76,7 +77,7 @@ function itemOfJson(row: number, text: string, where: string): BatchItem {
   try {
     body = JSON.parse(text);
   } catch (e) {
-    return { row, errors: [{ path: where, message: `invalid JSON: ${(e as Error).message}` }] };
+    return { row, errors: [{ path: where, message: `invalid JSON: ${echo((e as Error).message, 200)}` }] };
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return { row, errors: [{ path: where, message: 'must be a JSON object (one document body)' }] };
@@ -153,7 +154,7 @@ async function* readCsv(file: string, build = true): AsyncGenerator<BatchItem> {
     group = [];
     const first = rows[0]!;
     const numero = (first.cells.numeroReferencia ?? '').trim();
-    const base: BatchItem = { row: first.line, ...(numero ? { numeroReferencia: /^\d{1,15}$/.test(numero) ? Number(numero) : numero } : {}) };
+    const base: BatchItem = { row: first.line, ...(numero ? { numeroReferencia: /^\d{1,15}$/.test(numero) ? Number(numero) : echo(numero) } : {}) };
     if (!build) return base;
     const built = csv.documentFromRows(rows);
     return 'errors' in built ? { ...base, errors: built.errors } : { ...base, body: built.body, csvRows: built.rows };
@@ -161,7 +162,7 @@ async function* readCsv(file: string, build = true): AsyncGenerator<BatchItem> {
   const skippedItems = function* (): Generator<BatchItem> {
     while (skipped.length) {
       const s = skipped.shift()!;
-      yield { row: s.line, errors: [{ path: `row ${s.line}`, message: `malformed CSV: ${s.message.replace(/^Invalid (Record|Closing Quote)[^:]*: /, '')}` }] };
+      yield { row: s.line, errors: [{ path: `row ${s.line}`, message: `malformed CSV: ${echo(s.message.replace(/^Invalid (Record|Closing Quote)[^:]*: /, ''), 200)}` }] };
     }
   };
   try {

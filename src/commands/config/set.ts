@@ -2,7 +2,7 @@
 import type { Ctx } from '../../cli/context.js';
 import { UsageError } from '../../cli/errors.js';
 import { info } from '../../cli/output.js';
-import { openProfiles } from '../../client/profiles.js';
+import { maskedValue, openProfiles } from '../../client/profiles.js';
 import { profileName } from '../../client/select.js';
 
 /**
@@ -16,5 +16,5 @@ export async function set(ctx: Ctx, args: string[]): Promise<void> {
   else throw new UsageError('config set takes KEY VALUE, or KEY=VALUE pairs (fecr config set mode=remote authUrl=URL baseUrl=URL base=NAME --profile NAME)');
   const name = await profileName(ctx);
   const store = await openProfiles(ctx.io.env);
-  for (const [key, v] of await store.setMany(name, pairs, ctx.io.cwd)) info(ctx, `profile "${name}": ${key} = ${v}`);
+  for (const [key, v] of await store.setMany(name, pairs, ctx.io.cwd)) info(ctx, `profile "${name}": ${key} = ${maskedValue(key, v)}`);
 }

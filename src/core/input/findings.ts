@@ -1,5 +1,6 @@
 /** Turning schema issues into findings `{path, message}` with paths like `detalleServicio[2].impuesto[0].tarifa`. */
 import type { z } from 'zod';
+import { echo } from '../echo.js';
 import type { Finding } from '../model.js';
 import { unknownFieldMessage } from './unknown-keys.js';
 
@@ -7,7 +8,7 @@ export function formatPath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const p of path) {
     if (typeof p === 'number') out += `[${p}]`;
-    else out += out ? `.${String(p)}` : String(p);
+    else out += out ? `.${echo(String(p))}` : echo(String(p));
   }
   return out || '(body)';
 }

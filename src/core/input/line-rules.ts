@@ -14,6 +14,7 @@ import {
   UNIDADES_MEDIDA,
 } from '../codes.js';
 import { parseIsoDateTime } from '../dates.js';
+import { echo } from '../echo.js';
 import type { DocumentKind, Finding } from '../model.js';
 import { dec, round } from '../money.js';
 import type { Add, FigureInputs } from './figures.js';
@@ -22,7 +23,7 @@ import type { ImpuestoInput, LineaInput } from './schema.js';
 export function checkLine(line: LineaInput, i: number, kind: DocumentKind | undefined, add: Add, judged: FigureInputs): void {
   const p = `detalleServicio[${i}]`;
   if (line.numeroLinea !== i + 1) add(`${p}.numeroLinea`, `must be ${i + 1}: lines are numbered consecutively from 1`);
-  if (!UNIDADES_MEDIDA.has(line.unidadMedida)) add(`${p}.unidadMedida`, `"${line.unidadMedida}" is not a unidad de medida of the v4.4 schema (e.g. "Unid", "Sp", "Os", "Kg")`);
+  if (!UNIDADES_MEDIDA.has(line.unidadMedida)) add(`${p}.unidadMedida`, `"${echo(line.unidadMedida)}" is not a unidad de medida of the v4.4 schema (e.g. "Unid", "Sp", "Os", "Kg")`);
   if (dec(line.precioUnitario).lte(0)) judged.hold(add(`${p}.precioUnitario`, 'must be greater than 0'), { line: i, what: 'precioUnitario' });
   const descuento = dec(line.descuento ?? '0');
   const montoTotal = round(dec(line.cantidad).times(dec(line.precioUnitario)));

@@ -27,6 +27,8 @@ export function unknownFieldMessage(key: string, known: readonly string[]): stri
  * with it (`precio` → `precioUnitario`, at least 4 characters).
  */
 export function closestName(name: string, known: readonly string[]): string | undefined {
+  // No field name is this long: no typo of one (and no edit distance over megabytes).
+  if (name.length > 64) return undefined;
   const lower = name.toLowerCase();
   let best: string | undefined;
   let bestDistance = Math.max(1, Math.floor(name.length / 3)) + 1;

@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { parseClave } from '../clave.js';
 import type { DocumentKind, Finding } from '../model.js';
 import { crParts, parseIsoDateTime } from '../dates.js';
+import { echo } from '../echo.js';
 import { verifyXadesDocument } from '../sign/verify.js';
 import type { VerifyReport } from '../sign/verify-report.js';
 import { parseXmlDocument } from '../sign/xml-dom.js';
@@ -97,7 +98,7 @@ export function analyzeReceived(bytes: Uint8Array, now: Date): ReceivedAnalysis 
   if (ns === KINDS[kind].namespace) readV44(out, dom);
   else if (ns === NS_BASE_V43 + rootName.charAt(0).toLowerCase() + rootName.slice(1)) readV43(out, dom);
   else {
-    refuse(rootName, `namespace "${ns}" is neither v4.4 (${KINDS[kind].namespace}) nor v4.3`);
+    refuse(rootName, `namespace "${echo(ns)}" is neither v4.4 (${KINDS[kind].namespace}) nor v4.3`);
     return out;
   }
   if (!out.clave) return out;
@@ -203,15 +204,15 @@ function signatureFindings(out: ReceivedAnalysis, report: VerifyReport): void {
 function claveFindings(out: ReceivedAnalysis, issuerNumero: string | undefined): void {
   const parts = parseClave(out.clave!);
   if (!parts) {
-    out.findings.push({ path: 'Clave', message: `"${out.clave}" is not a clave numérica` });
+    out.findings.push({ path: 'Clave', message: `"${echo(out.clave!)}" is not a clave numérica` });
     return;
   }
   if (issuerNumero !== undefined && stripZeros(parts.identificacion) !== stripZeros(issuerNumero)) {
     out.findings.push({ path: 'Clave', message: `its identificación ${parts.identificacion} is not the issuer's ${issuerNumero}` });
   }
-  if (parts.consecutivo !== out.numeroConsecutivo) out.findings.push({ path: 'NumeroConsecutivo', message: `${out.numeroConsecutivo} is not the clave's consecutivo ${parts.consecutivo}` });
+  if (parts.consecutivo !== out.numeroConsecutivo) out.findings.push({ path: 'NumeroConsecutivo', message: `${echo(String(out.numeroConsecutivo))} is not the clave's consecutivo ${parts.consecutivo}` });
   const fecha = out.fechaEmision ? parseIsoDateTime(out.fechaEmision) : null;
-  if (!fecha) out.findings.push({ path: 'FechaEmision', message: `"${out.fechaEmision}" is not a date-time` });
+  if (!fecha) out.findings.push({ path: 'FechaEmision', message: `"${echo(String(out.fechaEmision))}" is not a date-time` });
   else {
     const p = crParts(fecha);
     if (p.day !== parts.day || p.month !== parts.month || p.year % 100 !== parts.year2) out.findings.push({ path: 'FechaEmision', message: "its date (Costa Rica) is not the clave's" });

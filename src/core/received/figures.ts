@@ -4,6 +4,7 @@
  * (tolerance 0.01, as for our own documents), and the IVA broken down by tarifa (what an IVA return needs).
  */
 import type { Impuesto, Linea, MedioPago, OtroCargo } from '../model.js';
+import { echo } from '../echo.js';
 import { dec, money, ZERO, type Decimal } from '../money.js';
 import { compareFigures, computeTotals, type Totals } from '../totals.js';
 import type { Finding } from '../model.js';
@@ -79,7 +80,7 @@ export function receivedFigureFindings(doc: ParsedComprobante): Finding[] {
     try {
       f = compareFigures(path, expected, actual ?? '0');
     } catch {
-      f = { path, message: `"${actual}" is not an amount` };
+      f = { path, message: `"${echo(String(actual))}" is not an amount` };
     }
     if (f) out.push(f);
   };
