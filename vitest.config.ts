@@ -14,6 +14,7 @@ const ON_BOTH_STORES = [
   'test/server-api-correo.test.ts',
   'test/server-api-correo-relay.test.ts',
   'test/queue-deferred.test.ts',
+  'test/service-credentials-hold.test.ts',
 ];
 
 export default defineConfig({

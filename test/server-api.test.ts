@@ -434,7 +434,7 @@ describe('OpenAPI', () => {
     expect(Object.keys(estado.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404']));
     expect(doc.components.schemas.StatusBody.required).toEqual(['claveHacienda']);
     expect(Object.keys(doc.components.schemas.ListBody.properties).sort()).toEqual(['desde', 'estado', 'limite']);
-    expect(doc.components.schemas.DocumentStatus.properties.estado.enum).toEqual(['pendiente', 'enviado', 'recibido', 'procesando', 'aceptado', 'rechazado', 'error']);
+    expect(doc.components.schemas.DocumentStatus.properties.estado.enum).toEqual(['pendiente', 'credenciales_invalidas', 'enviado', 'recibido', 'procesando', 'aceptado', 'rechazado', 'error']);
     expect(doc.components.schemas.DocumentListResponse.properties.data.type).toBe('array');
     expect(doc.components.securitySchemes.bearerAuth).toEqual({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
     expect(doc.components.schemas.Error.required).toEqual(['error', 'message']);

@@ -36,6 +36,16 @@ export type BackendErrorCode =
   /** The service or Hacienda could not be reached or failed (exit 1). */
   | 'unavailable';
 
+/**
+ * What an issuer update did besides saving the record (local mode): its documents held because Hacienda had refused
+ * its credentials (`credenciales_invalidas`) were released and sent now; `stillHeld` of them were refused again.
+ * A hosted service sends them on its own (remote mode: nothing to report).
+ */
+export interface IssuerUpdate {
+  released: number;
+  stillHeld: number;
+}
+
 export class BackendError extends Error {
   constructor(
     readonly code: BackendErrorCode,
@@ -50,12 +60,15 @@ export class BackendError extends Error {
 export interface Backend {
   readonly mode: 'local' | 'remote';
   registerIssuer(record: unknown): Promise<void>;
-  updateIssuer(record: unknown): Promise<void>;
+  updateIssuer(record: unknown): Promise<void | IssuerUpdate>;
   getIssuer(identificacion: string): Promise<IssuerSummary | null>;
   /** The account's issuers (or the one with this identificación), records without secrets, by identificación. */
   listIssuers(identificacion?: string): Promise<IssuerDetails[]>;
-  /** Validates, signs and queues a document; returns its clave (the same clave for an identical resubmission). */
-  submit(body: unknown): Promise<{ clave: string }>;
+  /**
+   * Validates, signs and queues a document; returns its clave (the same clave for an identical resubmission), and
+   * `estado` when the document is held already (local mode: its issuer's credentials were refused by Hacienda).
+   */
+  submit(body: unknown): Promise<{ clave: string; estado?: DocumentEstado }>;
   status(clave: string): Promise<DocumentStatus | null>;
   /** Waits until Hacienda decides (aceptado / rechazado / error) or the timeout; returns the last status. */
   waitForVerdict(clave: string, opts: { timeoutMs: number; onProgress?: (s: DocumentStatus) => void }): Promise<DocumentStatus>;

@@ -24,13 +24,14 @@ import {
   type FileType,
   type IssuerDetails,
   type IssuerSummary,
+  type IssuerUpdate,
   type MailStatus,
   type TaxpayerSummary,
 } from './backend.js';
 import { documentStatusFromRow } from '../service/document-status.js';
 import { LocalRecibidos } from './recibidos-local.js';
 import { isClave } from '../core/clave.js';
-import { DOCUMENT_STATES, FINAL_STATES } from '../core/lifecycle.js';
+import { DOCUMENT_STATES, FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';
 import { parseSince } from '../core/dates.js';
 
 export interface LocalProfile {
@@ -71,6 +72,7 @@ export interface LocalBackendOptions {
 type LocalRunModule = typeof import('../service/local-run.js');
 
 const FINAL: readonly DocumentEstado[] = FINAL_STATES;
+const HELD: readonly DocumentEstado[] = HELD_STATES;
 const STATES: readonly string[] = DOCUMENT_STATES;
 
 export async function openLocalBackend(ctx: Ctx, profile: LocalProfile = {}, opts: LocalBackendOptions = {}): Promise<Backend> {
@@ -159,9 +161,16 @@ class LocalBackend implements Backend {
     await mapped(() => registerIssuer(this.svc, id, record));
   }
 
-  async updateIssuer(record: unknown): Promise<void> {
+  async updateIssuer(record: unknown): Promise<IssuerUpdate> {
     const [{ updateIssuer }, id] = await Promise.all([import('../service/issuers.js'), this.accountId()]);
-    await mapped(() => updateIssuer(this.svc, id, record));
+    const r = await mapped(() => updateIssuer(this.svc, id, record));
+    const released = r.released ?? [];
+    if (released.length === 0) return { released: 0, stillHeld: 0 };
+    // Its documents held for the refused credentials: nothing runs between commands, so this one sends them.
+    await this.run.untilAllSent(released, 30_000);
+    const { documentStates } = await import('../store/documents.js');
+    const states = await documentStates(this.svc.store.db, released);
+    return { released: released.length, stillHeld: states.filter((d) => HELD.includes(d.state)).length };
   }
 
   async getIssuer(identificacion: string): Promise<IssuerSummary | null> {
@@ -176,12 +185,14 @@ class LocalBackend implements Backend {
 
   // --- documents -----------------------------------------------------------------------------------
 
-  async submit(body: unknown): Promise<{ clave: string }> {
+  async submit(body: unknown): Promise<{ clave: string; estado?: DocumentEstado }> {
     const [{ submitDocument }, id] = await Promise.all([import('../service/documents.js'), this.accountId()]);
     const r = await mapped(() => submitDocument(this.svc, id, body));
     const doc = await this.stateOf(r.clave);
     if (doc && doc.state === 'pendiente') await this.run.untilSent(doc.id, 30_000);
-    return { clave: r.clave };
+    // Held (its issuer's credentials refused by Hacienda): the caller says so.
+    const now = doc ? await this.stateOf(r.clave) : null;
+    return now && HELD.includes(now.state) ? { clave: r.clave, estado: now.state } : { clave: r.clave };
   }
 
   async status(clave: string): Promise<DocumentStatus | null> {
@@ -218,10 +229,12 @@ class LocalBackend implements Backend {
     // The id and state only (no XML) while waiting; the whole row when there is something to show.
     const first = await this.stateOf(clave);
     if (!first) throw new BackendError('not_found', `no document with clave ${clave}`);
-    if (opts.onProgress || FINAL.includes(first.state)) {
+    if (opts.onProgress || FINAL.includes(first.state) || HELD.includes(first.state)) {
       const doc = await this.row(clave);
       if (doc) opts.onProgress?.(toStatus(doc));
       if (doc && FINAL.includes(doc.state)) return this.decided(doc);
+      // Held until the issuer's credentials are updated: nothing to wait for.
+      if (doc && HELD.includes(doc.state)) return (await this.withMail([doc]))[0]!;
     }
     const onProgress = opts.onProgress;
     await this.run.waitForVerdict(

@@ -21,7 +21,7 @@ import {
 } from './backend.js';
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
 import { RemoteRecibidos } from './recibidos.js';
-import { FINAL_STATES } from '../core/lifecycle.js';
+import { FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';
 
 /** The one line shown for a token past its own expiry (`exp`) that the service no longer accepts. */
 export const SESSION_EXPIRED = 'session expired: run fecr login';
@@ -76,7 +76,8 @@ export interface RemoteBackendOptions {
  */
 const RETRIABLE_NETWORK = /ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|other side closed/;
 
-const DECIDED: ReadonlySet<string> = new Set(FINAL_STATES);
+/** Where a wait ends: decided, or held until the user acts (the issuer's credentials refused: credenciales_invalidas). */
+const DECIDED: ReadonlySet<string> = new Set([...FINAL_STATES, ...HELD_STATES]);
 
 interface ErrorBody {
   error?: unknown;

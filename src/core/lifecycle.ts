@@ -3,13 +3,23 @@
  * which kind each `tipoDoc` of the spec's body names, and what a clave looks like.
  *
  *   pendiente (stored, queued) → enviado (POSTed) → recibido → procesando → aceptado | rechazado | error
+ *
+ * and fecr's own `credenciales_invalidas` (an extension: the spec names no document states): Hacienda's IdP refused
+ * the issuer's usuarioHacienda/claveHacienda, so the document is held, not sent, and nothing of that issuer is tried
+ * again until its credentials are updated; then it is `pendiente` again and sent (service/delivery/credentials.ts).
  */
 import type { DocumentKind } from './model.js';
 
 export { isClave, CLAVE_PATTERN } from './clave.js';
 
-export const DOCUMENT_STATES = ['pendiente', 'enviado', 'recibido', 'procesando', 'aceptado', 'rechazado', 'error'] as const;
+export const DOCUMENT_STATES = ['pendiente', 'credenciales_invalidas', 'enviado', 'recibido', 'procesando', 'aceptado', 'rechazado', 'error'] as const;
 export type DocumentState = (typeof DOCUMENT_STATES)[number];
+
+/** Held: the issuer's Hacienda credentials were refused; the document waits for `emisor update`, not for Hacienda. */
+export const CREDENTIALS_REFUSED = 'credenciales_invalidas' satisfies DocumentState;
+
+/** States in which nothing happens until the user acts (a wait for a verdict ends there too). */
+export const HELD_STATES: readonly DocumentState[] = [CREDENTIALS_REFUSED];
 
 /** Hacienda has decided: nothing more happens to the document (but its webhook and the poll's last answer). */
 export const FINAL_STATES: readonly DocumentState[] = ['aceptado', 'rechazado', 'error'];

@@ -145,7 +145,11 @@ const MailStatusSchema = z.object({
 /** What /api/consultar/estado and /api/consultar/documentos return per document (src/client/backend.ts DocumentStatus). */
 const DocumentStatusSchema = z.object({
   clave: z.string().describe('The 50-digit clave'),
-  estado: z.enum(STATES).describe("Ours before Hacienda answers (pendiente, enviado), then Hacienda's (recibido, procesando, aceptado, rechazado, error)"),
+  estado: z
+    .enum(STATES)
+    .describe(
+      "Ours before Hacienda answers (pendiente, enviado), then Hacienda's (recibido, procesando, aceptado, rechazado, error); credenciales_invalidas (fecr's own): held, not sent, because Hacienda refused the issuer's usuarioHacienda/claveHacienda, until /api/actualizar/emisor",
+    ),
   mensaje: z.number().int().nullable().describe('MensajeHacienda Mensaje once decided: 1 aceptado, 2 aceptado parcialmente, 3 rechazado'),
   detalleMensaje: z.string().nullable().describe("Hacienda's DetalleMensaje once decided"),
   kind: z.string().describe('FE, NC or TE'),

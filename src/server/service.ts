@@ -148,7 +148,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
         return { status: 'ok' };
       });
       api.addHook('onResponse', async (req) => {
-        if (req.url === '/api/enviar/items') worker?.wake();
+        // A submission; or an issuer update, which releases the documents held for its refused Hacienda credentials.
+        if (req.url === '/api/enviar/items' || req.url === '/api/actualizar/emisor') worker?.wake();
       });
       await api.listen({ host, port: opts.apiPort ?? 0 });
     }

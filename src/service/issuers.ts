@@ -9,6 +9,7 @@ import type { IssuerRecord } from '../core/input/schema.js';
 import { credentialsFromKeyPair, exportKeyPair, loadP12, SigningError, validityAt, type SigningCredentials, type SigningKeyPair } from '../core/sign/p12.js';
 import type { IssuerDetails, IssuerSummary } from '../api/contract.js';
 import type { Issuer } from '../store/schema.js';
+import { releaseIssuer } from '../store/issuer-credentials.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
 
@@ -41,6 +42,11 @@ export interface SaveIssuerResult {
   identificacion: string;
   /** False when an existing issuer was replaced (update). */
   created: boolean;
+  /**
+   * Update of an issuer whose Hacienda credentials the IdP had refused: the ids of its documents that were held
+   * (`credenciales_invalidas`) and are `pendiente` again, their jobs due now (delivery/credentials.ts).
+   */
+  released?: number[];
 }
 
 /** The AAD context the secrets of an issuer are sealed with. */
@@ -82,13 +88,24 @@ export async function updateIssuer(ctx: ServiceContext, accountId: number, body:
     if (existing) {
       // updated_at is part of the credentials cache key: it must change on every update.
       const updatedAt = Math.max(now, existing.updated_at + 1);
-      await ctx.store.db
-        .updateTable('issuers')
-        .set({ ...sealed(ctx, accountId, issuer, creds), updated_at: updatedAt })
-        .where('id', '=', existing.id)
-        .execute();
-      ctx.logger.info({ accountId, identificacion: issuer.identificacion }, 'issuer updated');
-      return { identificacion: issuer.identificacion, created: false };
+      const released = await ctx.store.db.transaction().execute(async (trx) => {
+        // New credentials: a refusal of the old ones no longer holds the issuer's documents. The issuer row is
+        // locked first, as the worker's refusal does (store/issuer-credentials.ts).
+        const refused = await trx
+          .updateTable('issuers')
+          .set({ hacienda_refused_at: null, hacienda_refused_detail: null })
+          .where('id', '=', existing.id)
+          .where('hacienda_refused_at', 'is not', null)
+          .executeTakeFirst();
+        await trx
+          .updateTable('issuers')
+          .set({ ...sealed(ctx, accountId, issuer, creds), updated_at: updatedAt })
+          .where('id', '=', existing.id)
+          .execute();
+        return Number(refused.numUpdatedRows) === 1 ? releaseIssuer(trx, existing.id, now) : [];
+      });
+      ctx.logger.info({ accountId, identificacion: issuer.identificacion, ...(released.length > 0 ? { released: released.length } : {}) }, 'issuer updated');
+      return { identificacion: issuer.identificacion, created: false, ...(released.length > 0 ? { released } : {}) };
     }
     try {
       await ctx.store.db

@@ -13,7 +13,7 @@
  */
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { FINAL_STATES } from '../core/lifecycle.js';
+import { FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';
 import type { Worker, WorkerOptions } from './delivery/worker.js';
 import { documentStateById, documentStateOf } from '../store/documents.js';
 import type { DocumentState } from '../store/schema.js';
@@ -53,6 +53,8 @@ interface EmbeddedEmulator {
 }
 
 const FINAL: readonly DocumentState[] = FINAL_STATES;
+/** Where a wait for a verdict ends: decided, or held until the user acts (credenciales_invalidas). */
+const ENDS_WAIT: readonly DocumentState[] = [...FINAL_STATES, ...HELD_STATES];
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
@@ -125,8 +127,11 @@ export class LocalRun {
     (await this.startWorker()).wake();
   }
 
-  /** Runs the worker until the document left `pendiente`, or its send attempt failed (retried later), or the timeout. */
-  async untilSent(documentId: number, timeoutMs: number): Promise<void> {
+  /**
+   * Runs the worker until the document left `pendiente`, or its send attempt failed (retried later), or the timeout.
+   * `tried`: the attempts its send job had made before (a document released after its credentials were refused).
+   */
+  async untilSent(documentId: number, timeoutMs: number, tried = 0): Promise<void> {
     const worker = await this.startWorker();
     worker.wake();
     const deadline = Date.now() + timeoutMs;
@@ -136,8 +141,14 @@ export class LocalRun {
       if ((await watch.changeFrom(documentId, 'pendiente', Math.min(deadline - Date.now(), 100))) !== undefined) return;
       // Still pendiente after a while: a send attempt that failed is retried later by the queue; don't hold the caller.
       const send = await sendJobOf(this.svc.store.db, documentId);
-      if (!send || send.done_at !== null || (send.attempts > 0 && send.lease_owner === null)) return;
+      if (!send || send.done_at !== null || (send.attempts > tried && send.lease_owner === null)) return;
     }
+  }
+
+  /** untilSent for many documents at once (one shared watch): those an issuer update released, tried before. */
+  async untilAllSent(documentIds: readonly number[], timeoutMs: number): Promise<void> {
+    const tried = await Promise.all(documentIds.map(async (id) => (await sendJobOf(this.svc.store.db, id))?.attempts ?? 0));
+    await Promise.all(documentIds.map((id, i) => this.untilSent(id, timeoutMs, tried[i])));
   }
 
   /**
@@ -208,10 +219,12 @@ export class LocalRun {
   }
 
   /**
-   * Runs the worker until the document reaches a final state or the deadline (epoch ms, Date.now()'s clock).
-   * `onChange` hears every state it passes through that is not final. Returns the last state seen.
+   * Runs the worker until the document reaches a final state, or is held for its issuer's refused credentials
+   * (nothing happens then until the user acts), or the deadline (epoch ms, Date.now()'s clock). `onChange` hears every
+   * state it passes through that is not final. Returns the last state seen.
    */
   async waitForVerdict(doc: { id: number; state: DocumentState }, deadline: number, onChange?: (state: DocumentState) => Promise<void>): Promise<DocumentState> {
+    if (ENDS_WAIT.includes(doc.state)) return doc.state;
     await this.startWorker();
     await this.nudge(doc.id);
     let nudged = Date.now();
@@ -229,7 +242,7 @@ export class LocalRun {
       const next = await watch.changeFrom(doc.id, state, Math.min(left, window));
       if (next !== undefined) {
         state = next;
-        if (FINAL.includes(state)) break;
+        if (ENDS_WAIT.includes(state)) break;
         await onChange?.(state);
         continue;
       }

@@ -66,6 +66,12 @@ export function isPostgres(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
+/**
+ * The run_at of a parked job: one that waits for the user, not for a time (a send or poll of an issuer whose Hacienda
+ * credentials were refused, store/issuer-credentials.ts). Never due; not counted as pending; not hurried by a callback.
+ */
+export const PARKED_RUN_AT: Millis = Date.UTC(9999, 0, 1);
+
 /** The dedupe key of a job: one pending job per document step or delivery. */
 export function jobKey(type: JobType, documentId: number | null | undefined, deliveryId: number | null | undefined, emailId?: number | null): string | null {
   if (type === 'email') return emailId == null ? null : `email:${emailId}`;
@@ -284,11 +290,12 @@ export async function releaseLeases(ctx: Pick<QueueContext, 'store'>, owner: str
     .execute();
 }
 
-/** Unfinished jobs, and the earliest run_at among them (for idle checks and metrics). */
+/** Unfinished jobs but the parked ones, and the earliest run_at among them (for idle checks and metrics). */
 export async function pendingJobs(ctx: Pick<QueueContext, 'store'>): Promise<{ count: number; nextRunAt: Millis | null }> {
   if (ctx.store.dialect === 'postgres') {
     const r = await sql<{ count: number | string; next: Date | null }>`select count(*) as count, min(run_at) as next from graphile_worker.jobs
-      where task_identifier in (${sql.join(Object.values(QUEUE_TASKS))}) and attempts < max_attempts`.execute(ctx.store.db);
+      where task_identifier in (${sql.join(Object.values(QUEUE_TASKS))}) and attempts < max_attempts
+      and run_at < to_timestamp(${PARKED_RUN_AT}::double precision / 1000)`.execute(ctx.store.db);
     const row = r.rows[0]!;
     return { count: Number(row.count), nextRunAt: row.next ? new Date(row.next).getTime() : null };
   }
@@ -296,17 +303,19 @@ export async function pendingJobs(ctx: Pick<QueueContext, 'store'>): Promise<{ c
     .selectFrom('jobs')
     .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.min('run_at').as('next')])
     .where('done_at', 'is', null)
+    .where('run_at', '<', PARKED_RUN_AT)
     .executeTakeFirstOrThrow();
   return { count: Number(row.count), nextRunAt: row.next === null || row.next === undefined ? null : Number(row.next) };
 }
 
-/** Makes a document's pending send/poll jobs due now (Hacienda's callback). Jobs being run are left alone. */
+/** Makes a document's pending send/poll jobs due now (Hacienda's callback). Jobs being run, and parked ones, are left alone. */
 export async function hurryDocumentJobs(ctx: Pick<QueueContext, 'store'>, documentId: number, now: Millis): Promise<number> {
   const { db } = ctx.store;
   if (ctx.store.dialect === 'postgres') {
     const keys = [`send:${documentId}`, `poll:${documentId}`];
     const r = await sql<{ id: string }>`select id from graphile_worker.reschedule_jobs(
-        array(select id from graphile_worker.jobs where key in (${sql.join(keys)}) and locked_at is null and run_at > now()),
+        array(select id from graphile_worker.jobs where key in (${sql.join(keys)}) and locked_at is null and run_at > now()
+          and run_at < to_timestamp(${PARKED_RUN_AT}::double precision / 1000)),
         run_at => now())`.execute(db);
     // Wake every worker process (graphile-worker's runners LISTEN on this channel).
     if (r.rows.length > 0) await sql`select pg_notify('jobs:insert', ${JSON.stringify({ count: r.rows.length })})`.execute(db);
@@ -319,6 +328,7 @@ export async function hurryDocumentJobs(ctx: Pick<QueueContext, 'store'>, docume
     .where('type', 'in', ['send', 'poll'])
     .where('done_at', 'is', null)
     .where('run_at', '>', now)
+    .where('run_at', '<', PARKED_RUN_AT)
     .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
@@ -410,7 +420,7 @@ export async function mailJobsToRun(db: Kysely<Database>): Promise<number> {
   return Number(row.n);
 }
 
-/** The document's send and poll jobs that are not done yet. */
+/** The document's send and poll jobs that are not done yet (nor parked). */
 export function openDeliveryJobsOf(db: Kysely<Database>, documentId: number): Promise<(JobProgress & { id: number })[]> {
   return db
     .selectFrom('jobs')
@@ -418,5 +428,6 @@ export function openDeliveryJobsOf(db: Kysely<Database>, documentId: number): Pr
     .where('document_id', '=', documentId)
     .where('type', 'in', ['send', 'poll'])
     .where('done_at', 'is', null)
+    .where('run_at', '<', PARKED_RUN_AT)
     .execute();
 }

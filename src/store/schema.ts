@@ -43,6 +43,12 @@ export interface IssuersTable {
   secrets_enc: string;
   created_at: Millis;
   updated_at: Millis;
+  /**
+   * When Hacienda's IdP refused these credentials (null: not refused); with the IdP's answer. Set by the worker, cleared
+   * by every update of the issuer (migration 0011).
+   */
+  hacienda_refused_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
+  hacienda_refused_detail: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Document states: ours before Hacienda answers, then Hacienda's ind-estado. */

@@ -15,7 +15,10 @@ export interface BatchResult {
   numeroReferencia?: string | number;
   clave?: string;
   state: ResultState;
-  /** With --wait: Hacienda's verdict (or the state reached at the timeout). */
+  /**
+   * With --wait: Hacienda's verdict (or the state reached at the timeout). Without: `credenciales_invalidas` when the
+   * document is held because Hacienda refused its issuer's credentials (local mode).
+   */
   estado?: DocumentEstado;
   errors?: Finding[];
 }
@@ -116,8 +119,8 @@ export class BatchRunner {
     let result: BatchResult;
     try {
       await this.o.journal?.append({ row: item.row, key, bodyHash: hash });
-      const { clave } = await this.first(() => this.o.backend.submit(item.body));
-      result = { ...base, clave, state: 'enviado' };
+      const { clave, estado } = await this.first(() => this.o.backend.submit(item.body));
+      result = { ...base, clave, state: 'enviado', ...(estado ? { estado } : {}) };
     } catch (e) {
       result = { ...base, ...(await failure(e, item)) };
       if ((e as { code?: string; name?: string }).name === 'BackendError' && (e as { code?: string }).code === 'auth') {

@@ -7,6 +7,8 @@ import { canRedraw, info, printJson, progressStyle, terminalColumns } from '../.
 import { renderTable } from '../../cli/table.js';
 import type { BatchResult, BatchSummary } from '../../client/batch/runner.js';
 import { withBackend } from '../backend.js';
+import { CREDENTIALS_REFUSED } from '../../core/lifecycle.js';
+import { heldLine, issuerOfClave } from '../documents/shared.js';
 
 export interface BatchFlags {
   concurrency?: string;
@@ -46,8 +48,13 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
   const outError = new Promise<never>((_, reject) => out.on('error', (e) => reject(new UserError(`${opts.out ?? outPath}: cannot write (${(e as NodeJS.ErrnoException).code ?? e.message})`))));
   outError.catch(() => undefined);
   const failed = new FailedRows();
+  const held = new Map<string, number>();
   const onResult = (r: BatchResult) => {
     failed.add(r);
+    if (r.estado === CREDENTIALS_REFUSED && r.clave) {
+      const issuer = issuerOfClave(r.clave) ?? '';
+      held.set(issuer, (held.get(issuer) ?? 0) + 1);
+    }
     out.write(JSON.stringify(r) + '\n');
   };
   const progress = progressLine(ctx);
@@ -121,12 +128,15 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
   if (interrupted) summary.interrupted = true;
 
   printSummary(ctx, summary, opts, opts.out ?? outPath, failed, mailsLeft);
+  // Held because Hacienda refused an issuer's credentials: one line per issuer, with the fix.
+  for (const [issuer, count] of held) info(ctx, `error: ${heldLine(issuer || undefined, { count })}`);
   if (fatal) throw new UserError((fatal as Error).message, EXIT.auth);
   if (summary.interrupted) {
     info(ctx, `interrupted: ${summary.total} document${summary.total === 1 ? '' : 's'} processed; run the same command with --resume to continue`);
     throw new SilentExit(EXIT.interrupted);
   }
   if (summary.invalid > 0 || summary.errors > 0) throw new SilentExit(EXIT.error);
+  if (held.size > 0) throw new SilentExit(EXIT.auth);
   if (opts.wait && (summary.rechazado ?? 0) > 0) throw new SilentExit(EXIT.rejected);
   if (opts.wait && (summary.pending ?? 0) > 0) throw new SilentExit(EXIT.pending);
 }

@@ -5,7 +5,7 @@ import { writeLine } from '../../cli/io.js';
 import { renderTable } from '../../cli/table.js';
 import type { DocumentStatus, MailStatus } from '../../client/backend.js';
 import { isClave } from '../../core/clave.js';
-import { FINAL_STATES } from '../../core/lifecycle.js';
+import { CREDENTIALS_REFUSED, FINAL_STATES } from '../../core/lifecycle.js';
 
 export function checkClave(clave: string): string {
   const c = clave.trim();
@@ -23,7 +23,7 @@ export function timeoutMs(value: string | undefined, flag = '--timeout'): number
 
 export const DECIDED: readonly string[] = FINAL_STATES;
 
-/** 0 aceptado, 3 rechazado, 1 error, 8 not decided yet. */
+/** 0 aceptado, 3 rechazado, 1 error, 4 held (Hacienda refused the issuer's credentials), 8 not decided yet. */
 export function verdictExit(s: DocumentStatus): ExitCode {
   switch (s.estado) {
     case 'aceptado':
@@ -32,6 +32,8 @@ export function verdictExit(s: DocumentStatus): ExitCode {
       return EXIT.rejected;
     case 'error':
       return EXIT.error;
+    case CREDENTIALS_REFUSED:
+      return EXIT.auth;
     default:
       return EXIT.pending;
   }
@@ -66,4 +68,23 @@ export function pendingLine(s: DocumentStatus, mode: 'local' | 'remote' = 'local
   return mode === 'local'
     ? `${s.clave} is not sent yet (Hacienda could not be reached); it is sent by the next fecr command that runs the worker`
     : `${s.clave} is queued on the service and not sent to Hacienda yet; check later with: fecr status ${s.clave}`;
+}
+
+/**
+ * The identificación of the issuer of a clave (positions 10–21, without the zeros in front); a MensajeReceptor's key
+ * (`<clave>-<consecutivo>`) names its supplier there, not the issuer: undefined then.
+ */
+export function issuerOfClave(clave: string): string | undefined {
+  if (!/^\d{50}$/.test(clave)) return undefined;
+  return clave.slice(9, 21).replace(/^0+(?=\d)/, '');
+}
+
+/**
+ * Documents held because Hacienda refused their issuer's credentials (credenciales_invalidas), as one line: the
+ * issuer and the fix. `count` documents (default: this one, `clave`).
+ */
+export function heldLine(issuer: string | undefined, what: { clave: string } | { count: number }): string {
+  const who = issuer ? `issuer ${issuer}` : 'the issuer';
+  const held = 'clave' in what ? `${what.clave} is held, not sent` : `${what.count} document${what.count === 1 ? ' is' : 's are'} held, not sent`;
+  return `Hacienda refused the usuarioHacienda/claveHacienda of ${who}: ${held} (credenciales_invalidas), and nothing more is tried until they change; fix them with: fecr emisor update ISSUER.json (the held documents are sent then)`;
 }

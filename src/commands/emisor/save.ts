@@ -1,6 +1,8 @@
 /** `fecr emisor register|update [FILE.json]`: an issuer's record sent, from the file or asked for in a terminal (interactive.ts). */
 import type { Ctx } from '../../cli/context.js';
-import { UsageError, UserError } from '../../cli/errors.js';
+import { EXIT, SilentExit, UsageError, UserError } from '../../cli/errors.js';
+import type { IssuerUpdate } from '../../client/backend.js';
+import { heldLine } from '../documents/shared.js';
 import { readAll, readInput, readJson } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
 import { withBackend } from '../backend.js';
@@ -18,10 +20,27 @@ export async function save(ctx: Ctx, verb: 'register' | 'update', file: string |
     if (!pin) throw new UsageError('no PIN on stdin (--pin-stdin)');
     r.pinCertificado = pin;
   }
-  await withBackend(ctx, (b) => (verb === 'register' ? b.registerIssuer(r) : b.updateIssuer(r)));
-  const id = String(r.identificacion ?? '').trim();
-  if (opts.json) printJson(ctx, { identificacion: id, action: verb === 'register' ? 'registered' : 'updated' });
+  const update = await withBackend(ctx, (b) => (verb === 'register' ? b.registerIssuer(r) : b.updateIssuer(r)));
+  saved(ctx, verb, String(r.identificacion ?? '').trim(), update, opts);
+}
+
+/**
+ * What was saved, and for an update the documents it released: those held because Hacienda had refused the issuer's
+ * credentials (credenciales_invalidas) are sent now (local mode); refused again, the same line as `fecr send` says.
+ */
+function saved(ctx: Ctx, verb: 'register' | 'update', id: string, update: void | IssuerUpdate, opts: EmisorFlags): void {
+  const released = update ? update.released : 0;
+  const stillHeld = update ? update.stillHeld : 0;
+  if (opts.json) printJson(ctx, { identificacion: id, action: verb === 'register' ? 'registered' : 'updated', ...(released > 0 ? { released, stillHeld } : {}) });
   else info(ctx, `${verb === 'register' ? 'registered' : 'updated'} issuer ${id}`);
+  if (released > stillHeld && !opts.json) {
+    const sent = released - stillHeld;
+    info(ctx, `${sent} document${sent === 1 ? '' : 's'} held for the refused credentials sent to Hacienda (fecr documents list, fecr status CLAVE for the verdicts)`);
+  }
+  if (stillHeld > 0) {
+    info(ctx, `error: ${heldLine(id || undefined, { count: stillHeld })}`);
+    throw new SilentExit(EXIT.auth);
+  }
 }
 
 /** No FILE.json: ask in a terminal; without one, a usage error (prompts never appear without a TTY). */
@@ -31,11 +50,10 @@ async function saveInteractively(ctx: Ctx, verb: 'register' | 'update', opts: Em
   }
   if (opts.pinStdin) throw new UsageError('--pin-stdin needs FILE.json (in a terminal without FILE.json the PIN is asked, hidden)');
   const { askIssuerRecord } = await import('./interactive.js');
-  const id = await withBackend(ctx, async (b) => {
+  const { id, update } = await withBackend(ctx, async (b) => {
     const r = await askIssuerRecord(ctx, b, verb, { ...(opts.p12 !== undefined ? { p12: opts.p12 } : {}) });
-    await (verb === 'register' ? b.registerIssuer(r) : b.updateIssuer(r));
-    return String(r.identificacion);
+    const update = await (verb === 'register' ? b.registerIssuer(r) : b.updateIssuer(r));
+    return { id: String(r.identificacion), update };
   });
-  if (opts.json) printJson(ctx, { identificacion: id, action: verb === 'register' ? 'registered' : 'updated' });
-  else info(ctx, `${verb === 'register' ? 'registered' : 'updated'} issuer ${id}`);
+  saved(ctx, verb, id, update, opts);
 }

@@ -4,7 +4,8 @@ import { readJson, writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
 import type { DocumentStatus } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
-import { pendingLine, printDetalle, timeoutMs, verdictExit } from '../documents/shared.js';
+import { heldLine, issuerOfClave, pendingLine, printDetalle, timeoutMs, verdictExit } from '../documents/shared.js';
+import { CREDENTIALS_REFUSED } from '../../core/lifecycle.js';
 import { startSpinner } from '../documents/spinner.js';
 
 export interface SendFlags {
@@ -25,10 +26,14 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
   let mode: 'local' | 'remote' = 'local';
   const final = await withBackend(ctx, async (b) => {
     mode = b.mode;
-    const { clave } = await b.submit(body);
+    const { clave, estado } = await b.submit(body);
     if (!opts.wait) {
-      if (opts.json) printJson(ctx, { clave });
+      if (opts.json) printJson(ctx, estado ? { clave, estado } : { clave });
       else writeLine(ctx.io.stdout, clave);
+      if (estado === CREDENTIALS_REFUSED) {
+        info(ctx, `error: ${heldLine(issuerOfClave(clave), { clave })}`);
+        throw new SilentExit(EXIT.auth);
+      }
       return undefined;
     }
     // The clave first, so it is known even if the wait is interrupted.
@@ -64,7 +69,8 @@ export async function report(ctx: Ctx, s: DocumentStatus, o: { json?: boolean; s
   }
   const code = verdictExit(s);
   if (code === EXIT.ok) return;
-  if (s.estado === 'rechazado') info(ctx, `error: Hacienda rejected ${s.clave}`);
+  if (s.estado === CREDENTIALS_REFUSED) info(ctx, `error: ${heldLine(issuerOfClave(s.clave), { clave: s.clave })}`);
+  else if (s.estado === 'rechazado') info(ctx, `error: Hacienda rejected ${s.clave}`);
   else if (s.estado === 'error') info(ctx, `error: ${s.clave}: ${firstLine(s.detalleMensaje) ?? 'Hacienda answered with an error'}`);
   else info(ctx, `error: ${pendingLine(s, o.mode)}`);
   throw new SilentExit(code);

@@ -8,6 +8,10 @@
  * - After a 401 from the API, `renewAccessToken(creds, rejected)` renews once for everybody who saw the
  *   same rejected token.
  * - `logout` ends the IdP session (POST client_id + refresh_token).
+ * - A password the IdP refused (`invalid_grant`: wrong password, account disabled or locked) is not tried again:
+ *   the same username and password fail at once with the same BadCredentialsError, without a request, until the
+ *   password changes or `forgetRefusal` is called (its owner's credentials were updated). Every failed login counts
+ *   towards the real IdP's lock-out of the taxpayer's account. Network errors, 5xx and 429 are not remembered.
  * The clock is injected (`now`); TLS verification is never disabled.
  */
 import { createHash } from 'node:crypto';
@@ -70,6 +74,8 @@ export class TokenManager {
   private readonly retry: RetryPolicy;
   private readonly sessions = new Map<string, Session>();
   private readonly inflight = new Map<string, Promise<Session>>();
+  /** Refused logins by session key: the refused password's hash and the IdP's answer. */
+  private readonly refused = new Map<string, { passwordHash: string; error: BadCredentialsError }>();
   /** Grants this manager asked for (observability and tests). */
   readonly stats: TokenManagerStats = { passwordGrants: 0, refreshGrants: 0, logouts: 0 };
 
@@ -107,6 +113,8 @@ export class TokenManager {
     }
     const key = this.key(creds.username);
     const pwHash = hash(creds.password);
+    const refusal = this.refused.get(key);
+    if (refusal && refusal.passwordHash === pwHash) throw refusal.error;
     const usable = (s: Session | undefined): s is Session =>
       !!s && s.passwordHash === pwHash && s.accessToken !== rejected && this.fresh(s);
     for (let round = 0; round < 3; round++) {
@@ -165,10 +173,15 @@ export class TokenManager {
     });
     const started = this.t.now();
     const res = await this.post(this.endpoints.tokenUrl, form);
-    if (res.status === 200) return this.toSession(creds, res, started);
+    if (res.status === 200) {
+      this.refused.delete(this.key(creds.username));
+      return this.toSession(creds, res, started);
+    }
     const err = idpError(res);
     if (err.error === 'invalid_grant' || (res.status === 401 && !err.error)) {
-      throw new BadCredentialsError(creds.username, this.endpoints.environment, err.description ?? err.error, res.status);
+      const refusal = new BadCredentialsError(creds.username, this.endpoints.environment, err.description ?? err.error, res.status);
+      this.refused.set(this.key(creds.username), { passwordHash: hash(creds.password), error: refusal });
+      throw refusal;
     }
     throw this.otherIdpError(res, err);
   }
@@ -283,9 +296,20 @@ export class TokenManager {
     if (this.ownsHttp) await this.http.close();
   }
 
-  /** Forgets a cached token without calling the IdP. */
+  /** Forgets a cached token (and a refused password) without calling the IdP. */
   forget(username: string): void {
     this.sessions.delete(this.key(username));
+    this.refused.delete(this.key(username));
+  }
+
+  /** The IdP may be asked again for this user's current password (its credentials were updated). */
+  forgetRefusal(username: string): void {
+    this.refused.delete(this.key(username));
+  }
+
+  /** Whether this username's password `password` was refused by the IdP (and is not asked again). */
+  isRefused(creds: HaciendaCredentials): boolean {
+    return this.refused.get(this.key(creds.username))?.passwordHash === hash(creds.password);
   }
 }
 

@@ -2,13 +2,15 @@
  * The `poll` job: GET the status; recibido/procesando/unknown → again after 300 ms doubling to 30 s (after 24 h,
  * hourly); aceptado/rechazado/error → in ONE transaction: the MensajeHacienda, mensaje, detalle, state and
  * decided_at on the document, the job done, the webhook delivery + its job (when the account has a webhook URL), and
- * on aceptado the receptor's mail + its job (email.ts; when the document has recipients).
+ * on aceptado the receptor's mail + its job (email.ts; when the document has recipients). The issuer's credentials
+ * refused by the IdP → the job parked until the issuer is updated, the document keeping its state (credentials.ts).
  */
 import { FINAL_STATES } from '../../core/lifecycle.js';
 import type { ReceptionStatus } from '../../hacienda/index.js';
 import type { DocumentState, Job } from '../../store/schema.js';
 import { completeJob, rescheduleJob } from '../../store/jobs.js';
 import { errText, issuerOf, loadDocument, notBeforeRetryAfter, type JobEnv } from './job.js';
+import { holdForCredentials, refusedCredentials } from './credentials.js';
 import { queueAcceptedMail } from './email.js';
 import { createDelivery } from './webhooks.js';
 
@@ -32,11 +34,15 @@ export async function runPoll(env: JobEnv, job: Job, owner: string): Promise<voi
     env.checkAlive();
     return rescheduleJob(db, job, owner, ctx.now() + env.o.pollSlowIntervalMs, 'issuer not found');
   }
+  // Hacienda refused the issuer's credentials: no IdP request until they are updated (credentials.ts).
+  if (issuer.hacienda_refused_at !== null) return holdForCredentials(env, job, owner, doc, issuer, undefined);
   env.stats.polls++;
   let st: ReceptionStatus;
   try {
     st = await env.clientFor(issuer).getStatus(doc.clave);
   } catch (e) {
+    const refused = refusedCredentials(e);
+    if (refused) return holdForCredentials(env, job, owner, doc, issuer, refused);
     env.stats.retries++;
     const delay = notBeforeRetryAfter(env, e, pollDelay(env, job, ctx.now()));
     env.log.warn({ clave: doc.clave, err: errText(e), retryInMs: delay }, 'status query failed; will retry');

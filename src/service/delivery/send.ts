@@ -3,8 +3,10 @@
  * (attempts > 1, e.g. after a kill -9 mid-POST) first GETs the status and skips the POST when Hacienda already has
  * the clave; the client itself never re-POSTs blindly either. Received → document `enviado` + a `poll` job. A 400
  * validation answer (the document itself is wrong) → document `error` with Hacienda's cause in detalle_mensaje
- * (no webhook: nothing was processed; the error stays visible on the document). Network, 5xx, 429, IdP or
- * credential problems → retried with exponential backoff and jitter; a 429 whose Retry-After is longer than the
+ * (no webhook: nothing was processed; the error stays visible on the document). The IdP refusing the issuer's
+ * credentials → the document held (`credenciales_invalidas`) and the job parked until the issuer is updated, with no
+ * further IdP request (credentials.ts). Network, 5xx, 429 and other IdP problems → retried with exponential backoff
+ * and jitter; a 429 whose Retry-After is longer than the
  * client waits inline (a per-issuer quota) → retried no sooner than Retry-After says. After a POST whose answer
  * was lost, a 404 from the status query within `indexDelayToleranceMs` (30 s) is Hacienda's index delay, asked
  * again rather than re-POSTed (the reception client's part).
@@ -18,7 +20,12 @@ import { mensajeReceptorKey } from '../../core/received/mensaje-key.js';
 import { ReceptionValidationError, type IdentificacionApi, type ReceptionStatus } from '../../hacienda/index.js';
 import type { DocumentRow, Job } from '../../store/schema.js';
 import { completeJob, enqueueJob, rescheduleJob } from '../../store/jobs.js';
+import { CREDENTIALS_REFUSED } from '../../core/lifecycle.js';
+import { holdForCredentials, refusedCredentials } from './credentials.js';
 import { backoff, errText, issuerOf, loadDocument, notBeforeRetryAfter, type JobEnv } from './job.js';
+
+/** The states a document is sent from: waiting, or held for its issuer's credentials (released, or sent meanwhile). */
+const UNSENT = ['pendiente', CREDENTIALS_REFUSED] as const;
 
 export interface SendRequest {
   fecha: string;
@@ -62,7 +69,7 @@ export async function runSend(env: JobEnv, job: Job, owner: string): Promise<voi
     env.checkAlive();
     return completeJob(db, job, owner, ctx.now(), 'document not found');
   }
-  if (doc.state !== 'pendiente') {
+  if (doc.state !== 'pendiente' && doc.state !== CREDENTIALS_REFUSED) {
     // Already sent (its poll job was queued with the state change): nothing to do.
     env.checkAlive();
     return completeJob(db, job, owner, ctx.now());
@@ -75,6 +82,8 @@ export async function runSend(env: JobEnv, job: Job, owner: string): Promise<voi
     return sendFailedForGood(env, job, owner, doc.id, doc.clave, `El comprobante almacenado no se puede leer: ${errText(e)}`);
   }
   if (!issuer) return sendFailedForGood(env, job, owner, doc.id, doc.clave, 'El emisor del comprobante ya no está registrado.');
+  // Hacienda refused the issuer's credentials: no IdP request until they are updated.
+  if (issuer.hacienda_refused_at !== null) return holdForCredentials(env, job, owner, doc, issuer, undefined);
   const client = env.clientFor(issuer);
   const log = env.log.child({ clave: doc.clave, jobId: job.id, attempt: job.attempts });
   let how: 'post' | 'status';
@@ -109,6 +118,8 @@ export async function runSend(env: JobEnv, job: Job, owner: string): Promise<voi
       log.warn({ cause: e.detail }, 'Hacienda refused the document');
       return sendFailedForGood(env, job, owner, doc.id, doc.clave, `Hacienda rechazó el envío: ${e.detail ?? e.message}`);
     }
+    const refused = refusedCredentials(e);
+    if (refused) return holdForCredentials(env, job, owner, doc, issuer, refused);
     env.stats.retries++;
     const delay = notBeforeRetryAfter(env, e, backoff(job.attempts, env.o.sendBackoffBaseMs, env.o.sendBackoffMaxMs, env.random));
     log.warn({ err: errText(e), retryInMs: delay }, 'sending to Hacienda failed; will retry');
@@ -123,7 +134,7 @@ export async function runSend(env: JobEnv, job: Job, owner: string): Promise<voi
       .updateTable('documents')
       .set({ state: 'enviado', updated_at: now })
       .where('id', '=', doc.id)
-      .where('state', '=', 'pendiente')
+      .where('state', 'in', UNSENT)
       .execute();
     await enqueueJob(trx, { type: 'poll', document_id: doc.id, run_at: now + env.o.firstPollDelayMs }, now);
   });
@@ -139,7 +150,7 @@ async function sendFailedForGood(env: JobEnv, job: Job, owner: string, documentI
       .updateTable('documents')
       .set({ state: 'error', detalle_mensaje: detalle, updated_at: now, decided_at: now })
       .where('id', '=', documentId)
-      .where('state', '=', 'pendiente')
+      .where('state', 'in', UNSENT)
       .execute();
   });
   env.log.warn({ clave, detalle }, 'document not sent: error');

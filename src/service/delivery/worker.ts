@@ -300,7 +300,10 @@ class DeliveryWorker implements Worker, JobEnv {
     }
   }
 
-  /** The reception client of an issuer (cached per issuer id and updated_at; one TokenManager per environment). */
+  /**
+   * The reception client of an issuer (cached per issuer id and updated_at; one TokenManager per environment, which
+   * remembers a password its IdP refused: not asked again until the issuer is updated).
+   */
   clientFor(issuer: Issuer): ReceptionClient {
     const key = `${issuer.updated_at}`;
     const hit = this.clients.get(issuer.id);
@@ -325,6 +328,8 @@ class DeliveryWorker implements Worker, JobEnv {
       statusRetry: this.haciendaRetry,
       indexDelayToleranceMs: this.indexDelayToleranceMs,
     });
+    // The issuer was updated since its last client: a password the IdP refused may be tried again (credentials.ts).
+    if (hit) tokens.forgetRefusal(record.usuarioHacienda);
     this.clients.set(issuer.id, { key, client });
     return client;
   }

@@ -9,6 +9,7 @@ import { emailDelivery } from './0006-email-delivery.js';
 import { jobsByType } from './0007-jobs-by-type.js';
 import { mailPolicy } from './0009-mail-policy.js';
 import { recibidosOnePerDocument } from './0010-recibidos-one-per-document.js';
+import { issuerCredentialsRefused } from './0011-issuer-credentials-refused.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0007-jobs-by-type': jobsByType,
   '0009-mail-policy': mailPolicy,
   '0010-recibidos-one-per-document': recibidosOnePerDocument,
+  '0011-issuer-credentials-refused': issuerCredentialsRefused,
 };
 
 export const migrationProvider: MigrationProvider = {
