@@ -4,7 +4,9 @@
  * unicast address. Refused: loopback, private (RFC 1918, IPv6 unique local fc00::/7), link-local (169.254/16,
  * fe80::/10), the cloud metadata addresses (169.254.169.254, fd00:ec2::254, metadata.google.internal), unspecified
  * (0.0.0.0/8, ::), carrier-grade NAT (100.64/10), multicast, broadcast, reserved and other special-purpose ranges,
- * and IPv4-mapped / IPv4-translated / NAT64 IPv6 forms of the IPv4 ones. Address classes come from ipaddr.js.
+ * and the IPv6 forms that embed an IPv4 address (IPv4-mapped, IPv4-translated, NAT64, the deprecated IPv4-compatible
+ * ::a.b.c.d and 6to4), judged as the IPv4 address they embed; the two deprecated forms are refused even when that is
+ * public. Address classes come from ipaddr.js.
  *
  * Checked twice: when the URL is registered (literal IP, or every address the name resolves to), and at every
  * delivery on the address the socket is about to connect to (delivery/webhooks.ts: the undici connector checks literal hosts
@@ -92,12 +94,14 @@ export function nonPublicReason(address: string): string | null {
     const v6 = ip as ipaddr.IPv6;
     if (METADATA_ADDRESSES.has(v6.toRFC5952String())) return 'the cloud metadata address';
     const range = v6.range();
-    // IPv4 carried in IPv6: judged as the IPv4 address it reaches.
-    if (range === 'ipv4Mapped' || range === 'rfc6145' || (range === 'rfc6052' && v6.match(NAT64))) {
-      const parts = v6.parts;
-      const v4 = new ipaddr.IPv4([parts[6]! >> 8, parts[6]! & 0xff, parts[7]! >> 8, parts[7]! & 0xff]);
-      const inner = nonPublicReason(v4.toString());
-      return inner === null ? null : `${inner}, as IPv6`;
+    // IPv4 carried in IPv6: judged as the IPv4 address it embeds.
+    const embedded = embeddedIPv4(v6, range);
+    if (embedded) {
+      const inner = nonPublicReason(embedded.v4.toString());
+      if (inner !== null) return `${inner}, as IPv6 (${embedded.form} form of ${embedded.v4.toString()})`;
+      // Mapped, SIIT and NAT64 forms of a public address reach that address; the deprecated tunnelling forms
+      // (IPv4-compatible ::a.b.c.d, 6to4) are no target at all, whatever they embed.
+      return embedded.form === 'IPv4-mapped' || embedded.form === 'IPv4-translated' || embedded.form === 'NAT64' ? null : `a deprecated ${embedded.form} IPv6 address`;
     }
     if (range === 'unicast') return null;
     return IPV6_REASONS[range] ?? `a reserved or special-purpose address (${range})`;
@@ -107,6 +111,23 @@ export function nonPublicReason(address: string): string | null {
   const range = v4.range();
   if (range === 'unicast') return null;
   return IPV4_REASONS[range] ?? `a reserved address (${range})`;
+}
+
+/**
+ * The IPv4 address an IPv6 address embeds, and the form: IPv4-mapped ::ffff:a.b.c.d (ipaddr.js' own test and
+ * conversion), IPv4-translated ::ffff:0:a.b.c.d (RFC 6145), NAT64 64:ff9b::a.b.c.d (RFC 6052), the deprecated
+ * IPv4-compatible ::a.b.c.d (RFC 4291 §2.5.5.1: ipaddr.js calls it unicast; `::` and `::1` are left to their own
+ * ranges), 6to4 2002:aabb:ccdd::/48 (RFC 3056). Null for any other address.
+ */
+function embeddedIPv4(v6: ipaddr.IPv6, range: string): { v4: ipaddr.IPv4; form: string } | null {
+  const p = v6.parts;
+  const last32 = () => new ipaddr.IPv4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff]);
+  if (v6.isIPv4MappedAddress()) return { v4: v6.toIPv4Address(), form: 'IPv4-mapped' };
+  if (range === 'rfc6145') return { v4: last32(), form: 'IPv4-translated' };
+  if (range === 'rfc6052' && v6.match(NAT64)) return { v4: last32(), form: 'NAT64' };
+  if (p.slice(0, 6).every((x) => x === 0) && !(p[6] === 0 && p[7]! <= 1)) return { v4: last32(), form: 'IPv4-compatible' };
+  if (range === '6to4') return { v4: new ipaddr.IPv4([p[1]! >> 8, p[1]! & 0xff, p[2]! >> 8, p[2]! & 0xff]), form: '6to4' };
+  return null;
 }
 
 /** Why a host name is refused without resolving it, or null. */
