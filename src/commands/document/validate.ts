@@ -3,7 +3,6 @@ import { SilentExit } from '../../cli/errors.js';
 import { findingText, invalidHeadline } from '../../cli/findings.js';
 import { readJson, writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
-import { safeText } from '../../cli/safe-text.js';
 import type { Finding } from '../../core/model.js';
 import { placeholderIssuer } from '../../core/placeholder-issuer.js';
 import { readIssuer } from './issuer-input.js';
@@ -63,7 +62,7 @@ export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?
   } else if (valid) {
     for (const w of warnings) writeLine(ctx.io.stderr, `warning: ${findingText(w)}`);
     const d = parsed.doc!;
-    writeLine(ctx.io.stdout, `valid ${d.kind} ${safeText(d.numeroConsecutivo)} totalComprobante ${parsed.totals!.resumen.totalComprobante.toFixed(5)} ${d.moneda.codigoMoneda}`);
+    writeLine(ctx.io.stdout, `valid ${d.kind} ${d.numeroConsecutivo} totalComprobante ${parsed.totals!.resumen.totalComprobante.toFixed(5)} ${d.moneda.codigoMoneda}`);
   } else {
     // The findings are the result (stdout, one `path: message` a line); the headline says what failed (stderr).
     writeLine(ctx.io.stderr, `error: ${invalidHeadline('document', findings.length || warnings.length)}${findings.length ? '' : ' (warnings, with --strict)'}`);
