@@ -4,7 +4,6 @@
  * Used by `fecr serve` and by the CLI's local mode.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { platformDirs } from '../adapters/platform-dirs.js';
@@ -13,6 +12,7 @@ import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { resolveEndpoints, type HaciendaEndpoints } from '../hacienda/index.js';
 import { openSqliteStore, openStore, redactDatabaseUrl, type Store } from '../store/index.js';
 import type { HaciendaEnvironment, ServiceContext } from './context.js';
+import { secureDataDir } from './data-dir.js';
 import type { MailDefaults } from './mail-defaults.js';
 import { loadMasterKey, SecretBox } from './secrets.js';
 import type { WebhookTargetPolicy } from './webhook-targets.js';
@@ -79,7 +79,8 @@ export interface OpenedService {
 }
 
 export async function openService(opts: OpenServiceOptions): Promise<OpenedService> {
-  mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  // 0700, an existing one closed too (data-dir.ts); the database files are 0600 (store/index.ts).
+  secureDataDir(opts.dataDir, opts.warn);
   // A bad FECR_RECIBIDOS_MAX_BYTES is said now, not at the first import.
   const recibidosMaxBytes = receivedMaxBytes(opts.env);
   const logger = opts.logger ?? pino({ level: opts.env.FECR_LOG_LEVEL ?? 'info', redact: REDACT }, pino.destination(2));
