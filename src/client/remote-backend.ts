@@ -3,7 +3,8 @@
  * src/server/api-extra.ts). HTTP answers map onto BackendError codes: 400/413 → invalid (with the body's
  * `details` as findings), 401 → auth ("session expired" past the token's own exp, else "session revoked"),
  * 404 → null where the interface allows it, else not_found; 429, 5xx and transport failures → unavailable, after
- * a few retries of 502/503/504 and of a refused or reset connection (every call is idempotent).
+ * a few retries (see `retry`): of 502/503/504 and of a reset connection for the calls that are idempotent, and, when
+ * asked (a batch), of a refused connection for any call.
  */
 import type { Finding } from '../core/model.js';
 import {
@@ -61,23 +62,48 @@ export interface RemoteBackendOptions {
   /** Polling of waitForVerdict: first interval, growth factor, ceiling (default 250 ms × 1.5 up to 2 s). */
   poll?: { initialMs?: number; factor?: number; maxMs?: number };
   /**
-   * Retries of a request the service could not serve for a passing reason (502/503/504: its database connection
-   * dropped, its disk is full, it is restarting; or the connection was reset mid-request): every client-API call
-   * is idempotent (a submission carries its own number, so the same body gives the same clave), so it is sent
-   * again, after Retry-After (at most `maxMs`) or a growing pause. Default 5 retries from 250 ms up to 4 s
-   * (at most ≈ 8 s in all).
+   * Retries of a request the service could not serve for a passing reason, after Retry-After (at most `maxMs`) or a
+   * growing pause (from `baseMs`, doubling, ±25 %, at most `maxMs`), `attempts` times at most. Default 5 retries from
+   * 250 ms up to 4 s (≈ 8 s in all).
+   *  - 502/503/504 (its database connection dropped, its disk is full, it is restarting, a proxy in front of it) and
+   *    a connection reset mid-request: for the idempotent calls, every one but those of NOT_IDEMPOTENT. A submission
+   *    is idempotent: the service keeps one document per issuer, kind, sucursal, terminal and numeroReferencia, and
+   *    the same body under the same number gets the stored clave back (service/documents.ts; a concurrent duplicate
+   *    meets the unique index and gets it too), so a POST repeated after a lost answer creates nothing.
+   *  - `refused`: a refused connection too, for any call (nothing was sent). Off by default, so that a verb says at
+   *    once that the service is down; a batch turns it on (client/select.ts BULK_RETRY) to ride out a restart.
    */
-  retry?: { attempts?: number; baseMs?: number; maxMs?: number };
+  retry?: { attempts?: number; baseMs?: number; maxMs?: number; refused?: boolean };
 }
 
+/** Transport failures after which the request may have reached the service: the connection dropped mid-request. */
+const DROPPED = /ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|other side closed/;
+/** The connection was refused: the request never left (the service is down or restarting). */
+const REFUSED = /ECONNREFUSED/;
+/** Answers of a service that could not serve the request for a passing reason. */
+const PASSING: ReadonlySet<number> = new Set([502, 503, 504]);
+
 /**
- * Transport failures worth another try: the connection dropped mid-request (a restart, a proxy). A refused
- * connection is not retried: the service is down, and saying so at once is better than a silent wait.
+ * Client-API calls that must not be repeated once they may have reached the service: a mail would go out twice; a
+ * webhook secret made by the first call would be lost (the second answers none). Repeated only when nothing was
+ * sent (a refused connection) or the service said so (503: nothing was done).
  */
-const RETRIABLE_NETWORK = /ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED|other side closed/;
+const NOT_IDEMPOTENT: ReadonlySet<string> = new Set(['/api/enviar/correo', '/api/configurar/webhook']);
 
 /** Where a wait ends: decided, or held until the user acts (the issuer's credentials refused: credenciales_invalidas). */
 const DECIDED: ReadonlySet<string> = new Set([...FINAL_STATES, ...HELD_STATES]);
+
+/** A transport failure that outlasted the retries: its message says how many and for how long. */
+export class RetriedNetworkError extends NetworkError {
+  constructor(
+    last: NetworkError,
+    readonly retries: number,
+    elapsedMs: number,
+  ) {
+    super(last.url, `${last.reason}; still after ${retries} ${retries === 1 ? 'retry' : 'retries'} over ${Math.round(elapsedMs / 1000)} s`, { cause: last });
+    this.name = 'RetriedNetworkError';
+  }
+}
 
 interface ErrorBody {
   error?: unknown;
@@ -108,7 +134,7 @@ export class RemoteBackend implements Backend {
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.poll = { initialMs: opts.poll?.initialMs ?? 250, factor: opts.poll?.factor ?? 1.5, maxMs: opts.poll?.maxMs ?? 2000 };
-    this.retry = { attempts: opts.retry?.attempts ?? 5, baseMs: opts.retry?.baseMs ?? 250, maxMs: opts.retry?.maxMs ?? 4000 };
+    this.retry = { attempts: opts.retry?.attempts ?? 5, baseMs: opts.retry?.baseMs ?? 250, maxMs: opts.retry?.maxMs ?? 4000, refused: opts.retry?.refused ?? false };
   }
 
   private readonly retry: Required<NonNullable<RemoteBackendOptions['retry']>>;
@@ -118,16 +144,23 @@ export class RemoteBackend implements Backend {
     return this.opts.tokenExpired ? this.opts.tokenExpired() : tokenExpiredAt(this.opts.token, this.now());
   }
 
-  /** POSTs, sending again while the answer is a passing failure (see `retry`); the last answer or error stands. */
+  /**
+   * POSTs, sending again while the answer is a passing failure (see `retry`); the last answer or error stands (a
+   * transport error names the retries made: `RetriedNetworkError`).
+   */
   private async postWithRetry(path: string, body: unknown): Promise<HttpResponse> {
+    const idempotent = !NOT_IDEMPOTENT.has(path);
+    const started = this.now();
     for (let attempt = 0; ; attempt++) {
       let res: HttpResponse | undefined;
       try {
         res = await this.http.postJson(`${this.base}${path}`, body, { token: this.opts.token });
       } catch (e) {
-        if (!(e instanceof NetworkError) || !RETRIABLE_NETWORK.test(e.reason) || attempt >= this.retry.attempts) throw e;
+        if (!(e instanceof NetworkError)) throw e;
+        const again = (this.retry.refused && REFUSED.test(e.reason)) || (idempotent && DROPPED.test(e.reason));
+        if (!again || attempt >= this.retry.attempts) throw attempt > 0 ? new RetriedNetworkError(e, attempt, this.now() - started) : e;
       }
-      if (res && !(res.status === 502 || res.status === 503 || res.status === 504)) return res;
+      if (res && !(PASSING.has(res.status) && (idempotent || res.status === 503))) return res;
       if (res && attempt >= this.retry.attempts) return res;
       const after = Number(res?.headers['retry-after']);
       const pause = Number.isFinite(after) && after >= 0 ? after * 1000 : this.retry.baseMs * 2 ** attempt * (0.75 + Math.random() / 2);

@@ -115,19 +115,32 @@ export async function openSession(ctx: Ctx, active: ActiveProfile, opts: { allow
 
 /**
  * The Backend for a profile (default: the one in use). Remote: RemoteBackend on `baseUrl` with the session token
- * (checked for expiry first). Local: `openLocalBackend(ctx, profile, opts)` of src/client/local-backend.ts.
- * The caller closes it.
+ * (checked for expiry first), retrying as BULK_RETRY says for a batch. Local: `openLocalBackend(ctx, profile, opts)`
+ * of src/client/local-backend.ts. The caller closes it.
  */
 export async function openBackend(ctx: Ctx, name?: string, opts: LocalBackendOptions = {}): Promise<Backend> {
   const active = await activeProfile(ctx, name);
   if (active.profile.mode === 'local') return openLocal(ctx, active.profile, opts);
-  return openRemote(ctx, active as ActiveProfile & { profile: RemoteProfile });
+  return openRemote(ctx, active as ActiveProfile & { profile: RemoteProfile }, opts);
 }
 
-async function openRemote(ctx: Ctx, active: ActiveProfile & { profile: RemoteProfile }): Promise<Backend> {
+/**
+ * A batch's retries against a hosted service (remote-backend.ts `retry`): a refused connection too (the service
+ * restarting), then a reset or a 502/503/504 of an idempotent call, up to 10 retries from 250 ms doubling to 5 s
+ * (≈ 33 s in all): a restart of that length costs no row. A row that still fails is an `error` in the results, listed
+ * in the summary, and `--resume` sends it again.
+ */
+export const BULK_RETRY = { attempts: 10, baseMs: 250, maxMs: 5000, refused: true } as const;
+
+async function openRemote(ctx: Ctx, active: ActiveProfile & { profile: RemoteProfile }, opts: LocalBackendOptions = {}): Promise<Backend> {
   const session = (await openSession(ctx, active))!;
   const { RemoteBackend } = await import('./remote-backend.js');
-  return new RemoteBackend({ baseUrl: active.profile.baseUrl, token: session.token, tokenExpired: () => sessionPastExpiry(ctx, session) });
+  return new RemoteBackend({
+    baseUrl: active.profile.baseUrl,
+    token: session.token,
+    tokenExpired: () => sessionPastExpiry(ctx, session),
+    ...(opts.bulk ? { retry: BULK_RETRY } : {}),
+  });
 }
 
 async function openLocal(ctx: Ctx, profile: LocalProfile, opts: LocalBackendOptions): Promise<Backend> {
