@@ -38,6 +38,8 @@ export interface ApiAppOptions {
   disableRequestLogging?: boolean;
   /** The API's public URL, for `servers` in /openapi.json. */
   publicUrl?: string | (() => string | undefined);
+  /** The proxies whose X-Forwarded-For names the client (Fastify's trustProxy; `--trust-proxy`). Default none. */
+  trustProxy?: readonly string[];
 }
 
 export const API_PATHS = [
@@ -58,6 +60,7 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     bodyLimit: opts.bodyLimit ?? BODY_LIMIT,
     ...(opts.disableRequestLogging ? { logController: new LogController({ disableRequestLogging: true }) } : {}),
+    ...(opts.trustProxy && opts.trustProxy.length > 0 ? { trustProxy: [...opts.trustProxy] } : {}),
   }) as unknown as FastifyInstance;
   installErrorHandling(app, { badRequestMessage: MESSAGES.requiredFields });
 
@@ -157,4 +160,3 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
 function notFound(message: string): HttpError {
   return new HttpError(404, ERROR_CODES.notFound, message);
 }
-

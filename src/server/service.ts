@@ -15,9 +15,10 @@ import { openService, type OpenedService } from '../service/runtime.js';
 import type { MailDefaults } from '../service/mail-defaults.js';
 import { createTokenVerifier } from '../service/tokens.js';
 import { webhookTargetPolicy } from '../service/webhook-targets.js';
-import { acceptCallback, startWorker, type Worker, type WorkerOptions } from '../service/delivery/worker.js';
+import { startWorker, type Worker, type WorkerOptions } from '../service/delivery/worker.js';
 import { buildApiApp } from './api-app.js';
 import { buildAuthApp } from './auth-app.js';
+import { registerHaciendaCallback, type CallbackGuard, type CallbackLimits } from './hacienda-callback.js';
 
 export type ServiceRole = 'auth' | 'api' | 'worker';
 export const ALL_ROLES: readonly ServiceRole[] = ['auth', 'api', 'worker'];
@@ -64,10 +65,13 @@ export interface ServiceOptions {
    */
   allowPrivateWebhooks?: boolean;
   /**
-   * The proxies (addresses, CIDRs) in front of the auth server whose X-Forwarded-For names the client
-   * (`--trust-proxy`, FECR_TRUST_PROXY); login throttling is keyed on that client address. None: the socket's.
+   * The proxies (addresses, CIDRs) in front of the auth server and the API whose X-Forwarded-For names the client
+   * (`--trust-proxy`, FECR_TRUST_PROXY); login throttling and Hacienda's callback are keyed on that client address.
+   * None: the socket's.
    */
   trustProxy?: readonly string[];
+  /** Bounds of Hacienda's callback route (server/hacienda-callback.ts); default DEFAULT_CALLBACK_LIMITS. */
+  callbackLimits?: Partial<CallbackLimits>;
   worker?: WorkerOptions | false;
   /** The receptor mails' default SMTP server and sender (`--smtp-url`, FECR_SMTP_URL); none: the data dir's outbox. */
   mail?: Partial<MailDefaults> | false;
@@ -83,6 +87,8 @@ export interface RunningService {
   roles: readonly ServiceRole[];
   opened: OpenedService;
   worker?: Worker;
+  /** Hacienda's callback route (with the api role): its counters. */
+  callbacks?: CallbackGuard;
   /** Graceful stop: no new requests, in-flight requests and jobs finish, queued jobs stay for the next start. */
   close(): Promise<void>;
 }
@@ -121,6 +127,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   let auth: FastifyInstance | undefined;
   let api: FastifyInstance | undefined;
   let worker: Worker | undefined;
+  let callbacks: CallbackGuard | undefined;
   try {
     await checkMasterKey(opened);
     if (has('auth')) {
@@ -140,13 +147,10 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
         logger: ctx.logger.child({ app: 'api' }),
         disableRequestLogging: true,
         publicUrl: () => (api ? urlOf(api) : undefined),
+        ...(opts.trustProxy ? { trustProxy: opts.trustProxy } : {}),
       });
-      // Hacienda's callback: only a hint (the worker re-confirms with GET); always 200 for Hacienda.
-      api.post('/hacienda/callback', async (req) => {
-        const r = await acceptCallback(ctx, req.body);
-        if (r.known) worker?.wake();
-        return { status: 'ok' };
-      });
+      // Hacienda's callback: unauthenticated (Hacienda has no scheme for it), so only a hint, bounded and cheap.
+      callbacks = registerHaciendaCallback(api, ctx, { wake: () => worker?.wake(), ...(opts.callbackLimits ? { limits: opts.callbackLimits } : {}) });
       api.addHook('onResponse', async (req) => {
         // A submission; or an issuer update, which releases the documents held for its refused Hacienda credentials.
         if (req.url === '/api/enviar/items' || req.url === '/api/actualizar/emisor') worker?.wake();
@@ -163,6 +167,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   } catch (e) {
     await api?.close();
     await auth?.close();
+    await callbacks?.idle();
     await worker?.stop();
     await opened.close();
     throw e;
@@ -174,8 +179,10 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     roles,
     opened,
     worker,
+    ...(callbacks ? { callbacks } : {}),
     async close() {
       await Promise.all([api?.close(), auth?.close()]);
+      await callbacks?.idle();
       await worker?.stop();
       await closeLookups(ctx);
       await opened.close();

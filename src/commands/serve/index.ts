@@ -30,7 +30,7 @@ export function defineServeCommand(program: Command, ctx: Ctx): void {
     )
     .option(
       '--trust-proxy <list>',
-      'comma-separated addresses/CIDRs of the proxies (load balancer) whose X-Forwarded-For names the client, for login throttling (default FECR_TRUST_PROXY; none: X-Forwarded-For is ignored)',
+      'comma-separated addresses/CIDRs of the proxies (load balancer) whose X-Forwarded-For names the client, for login throttling and the limits of the Hacienda callback route (default FECR_TRUST_PROXY; none: X-Forwarded-For is ignored)',
     )
     .option('--smtp-url <url>', 'SMTP server for the mails to the receptors: smtp[s]://user:password@host:port (default FECR_SMTP_URL; none: .eml files in <data dir>/outbox)')
     .option('--mail-from <address>', 'From of those mails, "Name <address>", an address of yours (default FECR_MAIL_FROM; required with an SMTP server; the name defaults to the issuer\'s)')

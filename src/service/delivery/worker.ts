@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isClave } from '../../core/clave.js';
-import { FINAL_STATES } from '../../core/lifecycle.js';
+import { DOCUMENT_STATES, FINAL_STATES, HELD_STATES } from '../../core/lifecycle.js';
 import {
   HttpClient,
   ReceptionClient,
@@ -338,30 +338,49 @@ class DeliveryWorker implements Worker, JobEnv {
 // --- Hacienda's callback ---------------------------------------------------------------------------
 
 export interface CallbackResult {
-  /** True when the clave is one of ours and its status will be re-queried now. */
+  /** True when the clave is a document the service waits on Hacienda for, and its status will be re-queried now. */
   known: boolean;
   clave?: string;
 }
 
-/**
- * Hacienda's callback (NOTES §4.6: `clave`, `ind-estado`/`indEstado`, `respuesta-xml`/`respuestaXml`). Only a
- * hint: nothing from the body is stored; the document's pending jobs are made due now, so the worker confirms
- * the status with GET /recepcion/{clave} and stores what that answer says. The HTTP route should answer 200 to any
- * well-formed body (Hacienda retries otherwise) and then call `worker.wake()`.
- */
-export async function acceptCallback(ctx: ServiceContext, body: unknown): Promise<CallbackResult> {
-  if (typeof body !== 'object' || body === null) return { known: false };
+/** The states in which the service waits on Hacienda for a document: neither decided nor held (lifecycle.ts). */
+const AWAITING: ReadonlySet<string> = new Set(DOCUMENT_STATES.filter((s) => !FINAL_STATES.includes(s) && !HELD_STATES.includes(s)));
+
+/** The clave of a callback body (`clave`, or `clave-…` as some senders write it) and its state hint; null without one. */
+export function parseCallback(body: unknown): { clave: string; hint?: string } | null {
+  if (typeof body !== 'object' || body === null) return null;
   const b = body as Record<string, unknown>;
   const clave = typeof b['clave'] === 'string' ? b['clave'].trim().split('-')[0]! : undefined;
-  if (!clave || !isClave(clave)) return { known: false };
+  if (!clave || !isClave(clave)) return null;
   const hint = typeof b['ind-estado'] === 'string' ? b['ind-estado'] : typeof b['indEstado'] === 'string' ? b['indEstado'] : undefined;
-  const now = ctx.now();
+  return hint === undefined ? { clave } : { clave, hint: hint.slice(0, 32) };
+}
+
+/** What a callback's clave led to: its jobs made due (`hinted`), no such document, or one not waited on. */
+export type CallbackOutcome = 'hinted' | 'unknown' | 'not_waiting';
+
+/**
+ * A callback's clave: when it is a document the service waits on Hacienda for (AWAITING), its send/poll jobs are
+ * made due now and one line is logged; an unknown clave, a decided or a held document: nothing (no log line either:
+ * the route counts them, server/hacienda-callback.ts).
+ */
+export async function hintCallback(ctx: ServiceContext, clave: string, hint?: string): Promise<CallbackOutcome> {
   const doc = await documentStateByClave(ctx.store.db, clave);
-  if (!doc) {
-    ctx.logger.warn({ clave, indEstado: hint }, 'Hacienda callback for an unknown clave');
-    return { known: false, clave };
-  }
-  if (!FINAL_STATES.includes(doc.state)) await hurryDocumentJobs(ctx, doc.id, now);
+  if (!doc) return 'unknown';
+  if (!AWAITING.has(doc.state)) return 'not_waiting';
+  await hurryDocumentJobs(ctx, doc.id, ctx.now());
   ctx.logger.info({ clave, indEstado: hint, state: doc.state }, 'Hacienda callback received (hint; status re-queried)');
-  return { known: true, clave };
+  return 'hinted';
+}
+
+/**
+ * Hacienda's callback (NOTES §4.6: `clave`, `ind-estado`/`indEstado`, `respuesta-xml`/`respuestaXml`). Only a
+ * hint: nothing from the body is stored; the pending jobs of a document the service waits on are made due now, so
+ * the worker confirms the status with GET /recepcion/{clave} and stores what that answer says. The HTTP route
+ * (server/hacienda-callback.ts) bounds who may call it how often, answers 200, and then calls `worker.wake()`.
+ */
+export async function acceptCallback(ctx: ServiceContext, body: unknown): Promise<CallbackResult> {
+  const c = parseCallback(body);
+  if (!c) return { known: false };
+  return { known: (await hintCallback(ctx, c.clave, c.hint)) === 'hinted', clave: c.clave };
 }
