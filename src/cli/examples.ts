@@ -187,6 +187,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr documents list', 'the last 100, newest first'],
     ['fecr documents list --state rechazado --since 2026-03-01', 'rejected ones since a date'],
     ['fecr documents list --limit 1000 --json', 'more, as JSON'],
+    ['fecr documents list --csv > documentos.csv', 'as CSV for a spreadsheet (cells starting =, +, -, @ get a leading \')'],
   ],
   'documents email': [
     ['fecr documents email 50624112600310112345600100001010000000042123456789', 'mail an accepted document to its receptor again'],
@@ -205,6 +206,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr recibidos list', 'every received document, newest first'],
     ['fecr recibidos list --estado pendiente --desde 2026-11-01', 'not answered yet, issued since a date'],
     ['fecr recibidos list --emisor 3101654321 --json', "one supplier's, as JSON"],
+    ['fecr recibidos list --csv > recibidos.csv', 'as CSV for a spreadsheet (formulas neutralised)'],
   ],
   'recibidos show': [
     ['fecr recibidos show 50624112600310165432100100001010000000042123456789', 'its checks, totals, IVA by tarifa and our answer'],
@@ -222,6 +224,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   'recibidos resumen': [
     ['fecr recibidos resumen 2026-11', 'IVA acreditable and gasto aplicable by tarifa for the month'],
     ['fecr recibidos resumen 2026-11 --json', 'as JSON'],
+    ['fecr recibidos resumen 2026-11 --csv > iva-2026-11.csv', 'the table as CSV (the counts on stderr)'],
   ],
   cabys: [
     ['fecr cabys cafe molido', 'CABYS codes, descriptions and IVA rates'],

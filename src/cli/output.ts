@@ -1,9 +1,11 @@
 /** One place that prints results and failures. Data goes to stdout, messages to stderr. */
 import type { Ctx } from './context.js';
 import { writeLine } from './io.js';
+import { safeJson } from './safe-text.js';
 
+/** `--json`: the raw data (control and bidi characters only as JSON escapes, see safeJson). */
 export function printJson(ctx: Ctx, value: unknown): void {
-  writeLine(ctx.io.stdout, JSON.stringify(value, null, ctx.io.stdoutIsTTY ? 2 : undefined));
+  writeLine(ctx.io.stdout, safeJson(value, ctx.io.stdoutIsTTY ? 2 : undefined));
 }
 
 export function info(ctx: Ctx, message: string): void {

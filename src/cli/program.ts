@@ -29,6 +29,7 @@ import { profileBackend, type BackendFactory, type Ctx } from './context.js';
 import { CLIENT_EXIT, EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
 import { examplesHelp } from './examples.js';
 import { processIO, writeLine, type IO } from './io.js';
+import { safeBlock, safeText } from './safe-text.js';
 
 const requireHere = createRequire(import.meta.url);
 
@@ -81,7 +82,8 @@ export function buildProgram(ctx: Ctx): Command {
     .configureOutput({
       writeOut: (s) => ctx.io.stdout.write(s),
       writeErr: (s) => ctx.io.stderr.write(s),
-      outputError: (s, write) => write(s.replace(/^error: /, 'usage: ')),
+      // A misuse quotes what was typed (an argument may be a file name): through the sanitiser, its lines kept.
+      outputError: (s, write) => write(safeBlock(s.replace(/^error: /, 'usage: '))),
     })
     .exitOverride();
   program.addHelpText('after', '\nRun "fecr help exit-codes" for the exit codes.');
@@ -139,26 +141,26 @@ async function report(ctx: Ctx, e: unknown): Promise<number> {
   }
   if (e instanceof SilentExit) return e.exitCode;
   if (e instanceof UserError) {
-    writeLine(ctx.io.stderr, `error: ${e.message}`);
-    if (ctx.debug && e.cause) writeLine(ctx.io.stderr, String((e.cause as Error).stack ?? e.cause));
+    writeLine(ctx.io.stderr, `error: ${safeText(e.message)}`);
+    if (ctx.debug && e.cause) writeLine(ctx.io.stderr, safeBlock(String((e.cause as Error).stack ?? e.cause)));
     return e.exitCode;
   }
   // The client's own failures (profiles, config file, sessions): its code says the exit code.
   const { ClientError } = await import('../client/errors.js');
   if (e instanceof ClientError) {
-    writeLine(ctx.io.stderr, e.bare ? e.message : `error: ${e.message}`);
-    if (ctx.debug && e.cause) writeLine(ctx.io.stderr, String((e.cause as Error).stack ?? e.cause));
+    writeLine(ctx.io.stderr, e.bare ? safeText(e.message) : `error: ${safeText(e.message)}`);
+    if (ctx.debug && e.cause) writeLine(ctx.io.stderr, safeBlock(String((e.cause as Error).stack ?? e.cause)));
     return CLIENT_EXIT[e.code];
   }
   // A full disk or a lost database connection: one line that says nothing was lost (src/store/faults.ts).
   const { isStoreFault } = await import('../store/faults.js');
   if (isStoreFault(e)) {
-    writeLine(ctx.io.stderr, `error: ${e.message}`);
-    if (ctx.debug) writeLine(ctx.io.stderr, String((e.cause as Error | undefined)?.stack ?? e.stack));
+    writeLine(ctx.io.stderr, `error: ${safeText(e.message)}`);
+    if (ctx.debug) writeLine(ctx.io.stderr, safeBlock(String((e.cause as Error | undefined)?.stack ?? e.stack)));
     return EXIT.error;
   }
   const err = e as Error;
-  writeLine(ctx.io.stderr, `error: internal error: ${err?.message ?? String(e)}${ctx.debug ? '' : ' (run with --debug for details)'}`);
-  if (ctx.debug) writeLine(ctx.io.stderr, String(err?.stack ?? e));
+  writeLine(ctx.io.stderr, `error: internal error: ${safeBlock(err?.message ?? String(e))}${ctx.debug ? '' : ' (run with --debug for details)'}`);
+  if (ctx.debug) writeLine(ctx.io.stderr, safeBlock(String(err?.stack ?? e)));
   return EXIT.error;
 }

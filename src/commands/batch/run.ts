@@ -4,6 +4,7 @@ import type { Ctx } from '../../cli/context.js';
 import { EXIT, SilentExit, UsageError, UserError } from '../../cli/errors.js';
 import { resolvePath, writeLine } from '../../cli/io.js';
 import { canRedraw, info, printJson, progressStyle, terminalColumns } from '../../cli/output.js';
+import { safeText } from '../../cli/safe-text.js';
 import { renderTable } from '../../cli/table.js';
 import type { BatchResult, BatchSummary } from '../../client/batch/runner.js';
 import { withBackend } from '../backend.js';
@@ -192,7 +193,8 @@ function printSummary(ctx: Ctx, s: BatchSummary, opts: BatchFlags, out: string, 
   writeLine(ctx.io.stdout, renderTable(ctx, header, [row]));
   if (failed.count > 0) {
     info(ctx, `failed: ${failed.count} of ${s.total} document${s.total === 1 ? '' : 's'}`);
-    for (const f of failed.first) info(ctx, `  row ${f.row}${f.numeroReferencia !== undefined ? ` (numeroReferencia ${f.numeroReferencia})` : ''}: ${f.error}`);
+    // A row's error quotes its input (a CSV or JSON line from outside): through the sanitiser.
+    for (const f of failed.first) info(ctx, `  row ${f.row}${f.numeroReferencia !== undefined ? ` (numeroReferencia ${safeText(String(f.numeroReferencia))})` : ''}: ${safeText(f.error)}`);
     if (failed.count > failed.first.length) info(ctx, `  … and ${failed.count - failed.first.length} more in ${out}`);
   }
   info(ctx, `results: ${out}`);

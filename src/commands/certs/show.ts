@@ -2,6 +2,7 @@ import type { Ctx } from '../../cli/context.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { readAll, readInput, writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
+import { safeText } from '../../cli/safe-text.js';
 
 export async function run(ctx: Ctx, file: string, opts: { pinStdin?: boolean; json?: boolean }): Promise<void> {
   if (!opts.pinStdin) throw new UsageError('pass the PIN on stdin with --pin-stdin (it is never taken as an argument)');
@@ -29,5 +30,6 @@ export async function run(ctx: Ctx, file: string, opts: { pinStdin?: boolean; js
     hasPrivateKey: d.hasPrivateKey,
   };
   if (opts.json) return printJson(ctx, out);
-  for (const [k, v] of Object.entries(out)) writeLine(ctx.io.stdout, `${k}\t${v}`);
+  // The subject and issuer are the certificate's words (a .p12 from outside): through the sanitiser.
+  for (const [k, v] of Object.entries(out)) writeLine(ctx.io.stdout, `${k}\t${safeText(String(v))}`);
 }

@@ -32,5 +32,6 @@ export function defineConfigCommands(program: Command, ctx: Ctx): void {
     .command('list')
     .description('list every profile and its keys (the one in use marked)')
     .option('--json', 'print as JSON')
-    .action(async (opts: { json?: boolean }) => (await import('./list.js')).list(ctx, opts));
+    .option('--csv', 'print as CSV (RFC 4180; formulas neutralised)')
+    .action(async (opts: { json?: boolean; csv?: boolean }) => (await import('./list.js')).list(ctx, opts));
 }

@@ -2,12 +2,13 @@
 import type { Ctx } from '../../cli/context.js';
 import { writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
-import { renderTable } from '../../cli/table.js';
+import { checkTableFlags, renderTable } from '../../cli/table.js';
 import { modeOf, openProfiles, PROFILE_KEYS, type StoredProfile } from '../../client/profiles.js';
 import { existingProfileName } from '../../client/select.js';
 import { effective } from './shared.js';
 
-export async function list(ctx: Ctx, opts: { json?: boolean }): Promise<void> {
+export async function list(ctx: Ctx, opts: { json?: boolean; csv?: boolean }): Promise<void> {
+  checkTableFlags(opts);
   const current = await existingProfileName(ctx);
   const store = await openProfiles(ctx.io.env);
   const all = store.all();
@@ -23,6 +24,6 @@ export async function list(ctx: Ctx, opts: { json?: boolean }): Promise<void> {
   };
   if (opts.json) return printJson(ctx, { current, file: store.file, profiles: Object.fromEntries(names.map((n) => [n, view(all[n]!)])) });
   const rows = names.flatMap((n) => Object.entries(view(all[n]!)).map(([k, v]) => [n, k, v]));
-  writeLine(ctx.io.stdout, renderTable(ctx, ['profile', 'key', 'value'], rows));
+  writeLine(ctx.io.stdout, renderTable(ctx, ['profile', 'key', 'value'], rows, { csv: opts.csv }));
   info(ctx, `profile in use: ${current} (${store.file})`);
 }

@@ -1,8 +1,9 @@
 import type { Ctx } from '../../cli/context.js';
 import { SilentExit } from '../../cli/errors.js';
-import { invalidHeadline } from '../../cli/findings.js';
+import { findingText, invalidHeadline } from '../../cli/findings.js';
 import { readJson, writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
+import { safeText } from '../../cli/safe-text.js';
 import type { Finding } from '../../core/model.js';
 import { placeholderIssuer } from '../../core/placeholder-issuer.js';
 import { readIssuer } from './issuer-input.js';
@@ -60,14 +61,14 @@ export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?
       warnings,
     });
   } else if (valid) {
-    for (const w of warnings) writeLine(ctx.io.stderr, `warning: ${w.path}: ${w.message}`);
+    for (const w of warnings) writeLine(ctx.io.stderr, `warning: ${findingText(w)}`);
     const d = parsed.doc!;
-    writeLine(ctx.io.stdout, `valid ${d.kind} ${d.numeroConsecutivo} totalComprobante ${parsed.totals!.resumen.totalComprobante.toFixed(5)} ${d.moneda.codigoMoneda}`);
+    writeLine(ctx.io.stdout, `valid ${d.kind} ${safeText(d.numeroConsecutivo)} totalComprobante ${parsed.totals!.resumen.totalComprobante.toFixed(5)} ${d.moneda.codigoMoneda}`);
   } else {
     // The findings are the result (stdout, one `path: message` a line); the headline says what failed (stderr).
     writeLine(ctx.io.stderr, `error: ${invalidHeadline('document', findings.length || warnings.length)}${findings.length ? '' : ' (warnings, with --strict)'}`);
-    for (const f of findings) writeLine(ctx.io.stdout, `${f.path}: ${f.message}`);
-    for (const w of warnings) writeLine(findings.length ? ctx.io.stderr : ctx.io.stdout, `${findings.length ? 'warning: ' : ''}${w.path}: ${w.message}`);
+    for (const f of findings) writeLine(ctx.io.stdout, findingText(f));
+    for (const w of warnings) writeLine(findings.length ? ctx.io.stderr : ctx.io.stdout, `${findings.length ? 'warning: ' : ''}${findingText(w)}`);
   }
   if (!valid) throw new SilentExit(1);
 }

@@ -2,6 +2,7 @@ import type { Ctx } from '../../cli/context.js';
 import { SilentExit } from '../../cli/errors.js';
 import { readInput, writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
+import { safeText } from '../../cli/safe-text.js';
 
 export async function run(ctx: Ctx, file: string, opts: { json?: boolean; xsd: boolean }): Promise<void> {
   const xml = (await readInput(ctx.io, file)).toString('utf8');
@@ -41,11 +42,12 @@ export async function run(ctx: Ctx, file: string, opts: { json?: boolean; xsd: b
       notes: report.notes,
     });
   } else {
-    for (const c of report.checks) writeLine(ctx.io.stdout, `${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
+    // The details quote the document and its certificate (from outside): through the sanitiser.
+    for (const c of report.checks) writeLine(ctx.io.stdout, `${c.ok ? 'ok  ' : 'FAIL'}  ${safeText(c.name)}: ${safeText(c.detail)}`);
     // Notes are not failures: with only notes the signature is valid and the exit code is 0.
-    for (const n of report.notes) writeLine(ctx.io.stdout, `note  ${n}`);
-    if (report.signer) writeLine(ctx.io.stdout, `signer: ${report.signer.subject}`);
-    if (report.form) writeLine(ctx.io.stdout, `form: ${report.form}`);
+    for (const n of report.notes) writeLine(ctx.io.stdout, `note  ${safeText(n)}`);
+    if (report.signer) writeLine(ctx.io.stdout, `signer: ${safeText(report.signer.subject)}`);
+    if (report.form) writeLine(ctx.io.stdout, `form: ${safeText(report.form)}`);
     writeLine(ctx.io.stderr, report.ok ? `signature valid${report.notes.length ? ` (${report.notes.length} note${report.notes.length > 1 ? 's' : ''})` : ''}` : 'verification failed');
   }
   if (!report.ok) throw new SilentExit(1);

@@ -13,6 +13,7 @@ export function defineDocumentsCommands(program: Command, ctx: Ctx): void {
     .option('--since <date>', 'only documents created at or after this ISO 8601 date or date-time (dates in Costa Rica time)')
     .option('--limit <n>', 'at most this many (default 100, at most 1000)')
     .option('--json', 'print as JSON')
+    .option('--csv', 'print as CSV (RFC 4180; formulas neutralised)')
     .action(async (opts: ListFlags) => (await import('./list.js')).list(ctx, opts));
   documents
     .command('email')

@@ -2,6 +2,7 @@
 import type { Ctx } from '../../cli/context.js';
 import { UsageError } from '../../cli/errors.js';
 import { printJson } from '../../cli/output.js';
+import { checkTableFlags } from '../../cli/table.js';
 import type { DocumentEstado } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
 import { printStatusTable } from './shared.js';
@@ -12,6 +13,7 @@ export interface ListFlags {
   since?: string;
   limit?: string;
   json?: boolean;
+  csv?: boolean;
 }
 
 const STATES: readonly DocumentEstado[] = DOCUMENT_STATES;
@@ -25,6 +27,7 @@ function isIsoDate(text: string): boolean {
 }
 
 export async function list(ctx: Ctx, opts: ListFlags): Promise<void> {
+  checkTableFlags(opts);
   const state = opts.state?.trim().toLowerCase();
   if (state !== undefined && !(STATES as readonly string[]).includes(state)) throw new UsageError(`--state must be one of ${STATES.join(', ')}`);
   const since = opts.since?.trim();
@@ -44,5 +47,5 @@ export async function list(ctx: Ctx, opts: ListFlags): Promise<void> {
     }),
   );
   if (opts.json) printJson(ctx, rows);
-  else printStatusTable(ctx, rows);
+  else printStatusTable(ctx, rows, { csv: opts.csv });
 }

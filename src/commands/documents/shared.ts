@@ -2,7 +2,8 @@
 import type { Ctx } from '../../cli/context.js';
 import { EXIT, UsageError, type ExitCode } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
-import { renderTable } from '../../cli/table.js';
+import { safeBlock, safeText } from '../../cli/safe-text.js';
+import { renderTable, type TableOptions } from '../../cli/table.js';
 import type { DocumentStatus, MailStatus } from '../../client/backend.js';
 import { isClave } from '../../core/clave.js';
 import { CREDENTIALS_REFUSED, FINAL_STATES } from '../../core/lifecycle.js';
@@ -45,21 +46,24 @@ export function statusRow(s: DocumentStatus): string[] {
   return [s.clave, s.estado, s.kind, s.numeroConsecutivo, s.fechaEmision, s.totalComprobante, s.moneda, s.receptorNombre ?? '', s.correo?.estado ?? ''];
 }
 
-/** The mail to the receptor as one line: `correo: enviado a a@x.cr, b@y.cr (250 Ok …)`; none: null. */
+/**
+ * The mail to the receptor as one line: `correo: enviado a a@x.cr, b@y.cr (250 Ok …)`; none: null. Through the
+ * sanitiser: the addresses are the body's and the answer is the mail server's.
+ */
 export function mailLine(m: MailStatus | null | undefined): string | null {
   if (!m) return null;
   const tries = m.estado === 'enviado' ? '' : `, ${m.intentos} ${m.intentos === 1 ? 'intento' : 'intentos'}`;
-  return `correo: ${m.estado} a ${m.destinatarios.join(', ')}${m.ultimaRespuesta ? ` (${m.ultimaRespuesta}${tries})` : tries ? ` (${tries.slice(2)})` : ''}`;
+  return safeText(`correo: ${m.estado} a ${m.destinatarios.join(', ')}${m.ultimaRespuesta ? ` (${m.ultimaRespuesta}${tries})` : tries ? ` (${tries.slice(2)})` : ''}`);
 }
 
-export function printStatusTable(ctx: Ctx, rows: DocumentStatus[]): void {
-  writeLine(ctx.io.stdout, renderTable(ctx, STATUS_HEADER, rows.map(statusRow)));
+export function printStatusTable(ctx: Ctx, rows: DocumentStatus[], opts: TableOptions = {}): void {
+  writeLine(ctx.io.stdout, renderTable(ctx, STATUS_HEADER, rows.map(statusRow), opts));
 }
 
-/** DetalleMensaje as Hacienda wrote it, line by line, without blank edges. */
+/** DetalleMensaje as Hacienda wrote it, line by line, without blank edges; each line through the sanitiser. */
 export function printDetalle(ctx: Ctx, s: DocumentStatus): void {
   const d = s.detalleMensaje?.trim();
-  if (d) writeLine(ctx.io.stdout, d);
+  if (d) writeLine(ctx.io.stdout, safeBlock(d));
 }
 
 /** What a still-undecided document is waiting for, as one line. */

@@ -36,10 +36,12 @@ Without a terminal FILE.json is required (exit 2).`,
     .description('the record of an issuer as registered, without its secrets (Hacienda password, PIN, .p12, signing key)')
     .argument('<id>', 'identificación of the issuer')
     .option('--json', 'print as JSON')
+    .option('--csv', 'print as CSV (RFC 4180; formulas neutralised)')
     .action(async (id: string, opts: EmisorFlags) => (await import('./show.js')).show(ctx, id, opts));
   emisor
     .command('list')
     .description("the account's issuers (no secrets)")
     .option('--json', 'print as JSON')
+    .option('--csv', 'print as CSV (RFC 4180; formulas neutralised)')
     .action(async (opts: EmisorFlags) => (await import('./list.js')).list(ctx, opts));
 }

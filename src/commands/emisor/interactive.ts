@@ -18,6 +18,7 @@ import { readFile } from 'node:fs/promises';
 import type { Ctx } from '../../cli/context.js';
 import { EXIT, UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
+import { safeText } from '../../cli/safe-text.js';
 import { Cancelled, confirm, input, password, select } from '../../cli/prompt.js';
 import type { Backend, IssuerSummary, TaxpayerSummary } from '../../client/backend.js';
 
@@ -39,7 +40,8 @@ export interface InteractiveOptions {
 /** Asks for the record; returns it ready for the backend (claveHacienda base64, certificadoHacienda base64). */
 export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'register' | 'update', opts: InteractiveOptions): Promise<Record<string, unknown>> {
   const { describeP12 } = await import('../../core/sign/p12.js');
-  const say = (line: string) => writeLine(ctx.io.stderr, line);
+  // Its lines quote the certificate, Hacienda's registry and file names: through the sanitiser.
+  const say = (line: string) => writeLine(ctx.io.stderr, safeText(line));
   try {
     say(verb === 'register' ? 'Register an issuer (emisor). Ctrl-C cancels; nothing is sent before the confirmation.' : 'Update an issuer (emisor). Ctrl-C cancels.');
 

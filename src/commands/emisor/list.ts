@@ -2,11 +2,12 @@
 import type { Ctx } from '../../cli/context.js';
 import { writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
-import { renderTable } from '../../cli/table.js';
+import { checkTableFlags, renderTable } from '../../cli/table.js';
 import { withBackend } from '../backend.js';
 import { ambienteName, type EmisorFlags } from './shared.js';
 
 export async function list(ctx: Ctx, opts: EmisorFlags): Promise<void> {
+  checkTableFlags(opts);
   const issuers = await withBackend(ctx, (b) => b.listIssuers());
   if (opts.json) return printJson(ctx, issuers);
   if (issuers.length === 0) {
@@ -19,6 +20,7 @@ export async function list(ctx: Ctx, opts: EmisorFlags): Promise<void> {
       ctx,
       ['identificacion', 'tipo', 'nombre', 'codigoActividad', 'sucursal', 'ambiente', 'correoElectronico'],
       issuers.map((i) => [i.identificacion, i.tipoIdentificacion, i.nombre ?? i.nombreComercial, i.codigoActividad, String(i.sucursal), ambienteName(i.ambiente), i.correoElectronico]),
+      { csv: opts.csv },
     ),
   );
 }

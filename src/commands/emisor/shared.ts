@@ -3,6 +3,8 @@ export interface EmisorFlags {
   p12?: string;
   pinStdin?: boolean;
   json?: boolean;
+  /** show, list: the table as CSV */
+  csv?: boolean;
 }
 
 export function ambienteName(a: number): string {

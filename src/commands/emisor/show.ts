@@ -3,12 +3,13 @@ import type { Ctx } from '../../cli/context.js';
 import { UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
-import { renderTable } from '../../cli/table.js';
+import { checkTableFlags, renderTable } from '../../cli/table.js';
 import { BackendError } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
 import { ambienteName, type EmisorFlags } from './shared.js';
 
 export async function show(ctx: Ctx, idArg: string, opts: EmisorFlags): Promise<void> {
+  checkTableFlags(opts);
   const id = idArg.trim();
   const [s] = await withBackend(ctx, async (b) => {
     try {
@@ -22,7 +23,7 @@ export async function show(ctx: Ctx, idArg: string, opts: EmisorFlags): Promise<
   });
   if (!s) throw new UserError(`no issuer ${id} is registered (fecr emisor list shows the account's issuers)`);
   if (opts.json) return printJson(ctx, s);
-  writeLine(ctx.io.stdout, renderTable(ctx, ['field', 'value'], fieldRows(s as unknown as Record<string, unknown>)));
+  writeLine(ctx.io.stdout, renderTable(ctx, ['field', 'value'], fieldRows(s as unknown as Record<string, unknown>), { csv: opts.csv }));
 }
 
 /** `ubicacion.canton`-style rows of a record, in its key order. */

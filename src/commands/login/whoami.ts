@@ -3,6 +3,7 @@ import type { Ctx } from '../../cli/context.js';
 import { EXIT, SilentExit } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
+import { safeText } from '../../cli/safe-text.js';
 import { renderTable } from '../../cli/table.js';
 import { openSession, sessionPastExpiry, type Session } from '../../client/select.js';
 import { remoteOrNote, type RemoteActive } from './shared.js';
@@ -57,10 +58,10 @@ async function checkWithService(ctx: Ctx, active: RemoteActive, session: Session
   } catch (e) {
     if (!(e instanceof BackendError)) throw e;
     if (e.code === 'auth') {
-      writeLine(ctx.io.stderr, e.message);
+      writeLine(ctx.io.stderr, safeText(e.message));
       throw new SilentExit(EXIT.auth);
     }
-    writeLine(ctx.io.stderr, `warning: could not check the session with ${active.profile.baseUrl}: ${e.message}`);
+    writeLine(ctx.io.stderr, `warning: could not check the session with ${active.profile.baseUrl}: ${safeText(e.message)}`);
   } finally {
     await backend.close();
   }

@@ -9,6 +9,7 @@ export function defineLookupCommands(program: Command, ctx: Ctx): void {
     .description('search the CABYS catalogue (codes of goods and services) and show the IVA rate of each')
     .argument('<text...>', 'words of the description, e.g. cafe molido')
     .option('--json', 'print as JSON')
+    .option('--csv', 'print as CSV (RFC 4180; formulas neutralised)')
     .action(async (words: string[], opts: LookupFlags) => (await import('./cabys.js')).cabys(ctx, words, opts));
   program
     .command('contribuyente')
@@ -21,5 +22,6 @@ export function defineLookupCommands(program: Command, ctx: Ctx): void {
     .description('an exoneration document (autorización) by its number: state, percentage, expiry')
     .argument('<numero>', 'document number, e.g. AL-00020402-24')
     .option('--json', 'print as JSON')
+    .option('--csv', 'print as CSV (RFC 4180; formulas neutralised)')
     .action(async (numero: string, opts: LookupFlags) => (await import('./exoneracion.js')).exoneracion(ctx, numero, opts));
 }

@@ -14,6 +14,7 @@ import type { Ctx } from '../../cli/context.js';
 import { EXIT, SilentExit, UsageError, UserError } from '../../cli/errors.js';
 import { resolvePath, writeLine } from '../../cli/io.js';
 import { printJson, progressStyle } from '../../cli/output.js';
+import { safeText } from '../../cli/safe-text.js';
 import type { ImportResult } from '../../client/recibidos.js';
 import { notReadResult, readImportFile, readImportStream, receivedMaxBytes, type ReadOutcome } from '../../client/recibidos-files.js';
 import { findingLines, withBuyer, type ImportFlags } from './shared.js';
@@ -124,7 +125,8 @@ export async function run(ctx: Ctx, source: string, f: ImportFlags): Promise<voi
   if (f.json) printJson(ctx, results);
   else if (results.length === 1 && refused.length === 0) {
     const x = results[0]!;
-    writeLine(ctx.io.stdout, `${x.clave} ${x.estado}${x.creado ? '' : ' (already imported)'}: ${x.tipo} from ${x.emisor}, total ${x.totalComprobante}, Hacienda ${x.haciendaEstado ?? 'unknown'}`);
+    // The clave, emisor and total are the supplier's words: through the sanitiser.
+    writeLine(ctx.io.stdout, safeText(`${x.clave} ${x.estado}${x.creado ? '' : ' (already imported)'}: ${x.tipo} from ${x.emisor}, total ${x.totalComprobante}, Hacienda ${x.haciendaEstado ?? 'unknown'}`));
   } else if (results.length > 1) {
     const nuevos = results.filter((x) => x.creado).length;
     // id 0: an entry that was not read (not a regular file, …): refused here, neither new nor already imported.
@@ -134,12 +136,13 @@ export async function run(ctx: Ctx, source: string, f: ImportFlags): Promise<voi
       `imported ${results.length} files: ${results.length - refused.length} valid, ${refused.length} refused${notRead ? ` (${notRead} not read)` : ''}; ${nuevos} new, ${results.length - nuevos - notRead} already imported`,
     );
   }
-  if (!f.json) for (const x of results) if (x.avisos.length > 0 && x.estado !== 'invalido' && results.length === 1) findingLines(ctx, x.avisos.map((a) => ({ ...a, path: `warning: ${a.path}` })), '');
+  if (!f.json) for (const x of results) if (x.avisos.length > 0 && x.estado !== 'invalido' && results.length === 1) findingLines(ctx, x.avisos, '', 'warning: ');
   if (refused.length > 0) {
     if (!f.json) {
-      writeLine(ctx.io.stderr, `error: ${refused.length === 1 ? `${refused[0]!.archivo} was refused` : `${refused.length} files were refused`}`);
+      // File names are outside text too (a folder's *.xml may be named anything): through the sanitiser.
+      writeLine(ctx.io.stderr, `error: ${refused.length === 1 ? `${safeText(refused[0]!.archivo)} was refused` : `${refused.length} files were refused`}`);
       for (const x of refused) {
-        if (refused.length > 1) writeLine(ctx.io.stderr, `${x.archivo}:`);
+        if (refused.length > 1) writeLine(ctx.io.stderr, `${safeText(x.archivo)}:`);
         findingLines(ctx, x.hallazgos, refused.length > 1 ? '  ' : '');
       }
     }

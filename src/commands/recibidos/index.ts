@@ -16,6 +16,7 @@ export function defineRecibidosCommands(program: Command, ctx: Ctx): void {
     .option('--desde <date>', 'issued on or after this date (YYYY-MM-DD)')
     .option('--emisor <identificacion>', "only this supplier's")
     .option('--json', 'print as JSON')
+    .option('--csv', 'print as CSV (RFC 4180; formulas neutralised)')
     .action(async (opts: ListFlags) => (await import('./list.js')).run(ctx, opts));
   r.command('show')
     .description('one received comprobante: its checks, IVA by tarifa, our answer and its state at Hacienda')
@@ -41,5 +42,6 @@ export function defineRecibidosCommands(program: Command, ctx: Ctx): void {
     .description('a month: IVA acreditable and gasto aplicable by tarifa (what the IVA return needs)')
     .argument('<mes>', 'YYYY-MM')
     .option('--json', 'print as JSON')
+    .option('--csv', 'print the table as CSV (RFC 4180; formulas neutralised)')
     .action(async (mes: string, opts: SummaryFlags) => (await import('./resumen.js')).run(ctx, mes, opts));
 }

@@ -1,9 +1,11 @@
 /** What the `fecr recibidos` verbs share: flags, the backend's buyer side, the decision verb, output. */
 import type { Ctx } from '../../cli/context.js';
 import { EXIT, SilentExit, UsageError, UserError } from '../../cli/errors.js';
+import { findingText } from '../../cli/findings.js';
 import { writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
-import { renderTable } from '../../cli/table.js';
+import { safeBlock, safeText } from '../../cli/safe-text.js';
+import { renderTable, type TableOptions } from '../../cli/table.js';
 import type { Backend } from '../../client/backend.js';
 import type { DecideOptions, RecibidoDetail, RecibidosApi, RecibidoSummary } from '../../client/recibidos.js';
 import type { Finding } from '../../core/model.js';
@@ -18,12 +20,14 @@ export interface ListFlags {
   desde?: string;
   emisor?: string;
   json?: boolean;
+  csv?: boolean;
 }
 export interface ShowFlags {
   json?: boolean;
 }
 export interface SummaryFlags {
   json?: boolean;
+  csv?: boolean;
 }
 export interface DecideFlags {
   detalle?: string;
@@ -45,13 +49,15 @@ export function withBuyer<T>(ctx: Ctx, fn: (r: RecibidosApi) => Promise<T>, opts
   return withBackend(ctx, (b) => fn(buyer(b)), opts.bulk ? { bulk: true } : {});
 }
 
-export function findingLines(ctx: Ctx, findings: Finding[], indent = '  '): void {
-  for (const f of findings) writeLine(ctx.io.stderr, `${indent}${f.path}: ${f.message}`);
+/** Findings one per line on stderr, through the sanitiser (they quote the supplier's XML and file names). */
+export function findingLines(ctx: Ctx, findings: Finding[], indent = '  ', prefix = ''): void {
+  for (const f of findings) writeLine(ctx.io.stderr, `${indent}${prefix}${findingText(f)}`);
 }
 
 const LIST_HEADER = ['clave', 'estado', 'tipo', 'emisor', 'fechaEmision', 'totalComprobante', 'totalImpuesto', 'hacienda', 'respuesta'];
 
-export function printList(ctx: Ctx, rows: RecibidoSummary[]): void {
+/** The list as a table (its cells through the sanitiser: they are the suppliers' words). */
+export function printList(ctx: Ctx, rows: RecibidoSummary[], opts: TableOptions = {}): void {
   const cells = rows.map((r) => [
     r.clave ?? '(sin clave)',
     r.estado,
@@ -63,11 +69,12 @@ export function printList(ctx: Ctx, rows: RecibidoSummary[]): void {
     r.haciendaEstado ?? '',
     r.respuestaEstado ?? '',
   ]);
-  writeLine(ctx.io.stdout, renderTable(ctx, LIST_HEADER, cells));
+  writeLine(ctx.io.stdout, renderTable(ctx, LIST_HEADER, cells, opts));
 }
 
+/** One received comprobante, a field a line; every value through the sanitiser (it is the supplier's XML). */
 export function printDetail(ctx: Ctx, d: RecibidoDetail): void {
-  const line = (k: string, v: string | null | undefined) => writeLine(ctx.io.stdout, `${k.padEnd(22)} ${v ?? ''}`);
+  const line = (k: string, v: string | null | undefined) => writeLine(ctx.io.stdout, `${safeText(k).padEnd(22)} ${safeText(v ?? '')}`);
   line('clave', d.clave);
   line('estado', d.estado);
   line('tipo', `${d.tipo ?? ''} v${d.version ?? '?'}`);
@@ -85,8 +92,8 @@ export function printDetail(ctx: Ctx, d: RecibidoDetail): void {
     line('gastoAplicable', d.decision.montoTotalDeGastoAplicable);
     if (d.decision.detalle) line('detalle', d.decision.detalle);
   }
-  for (const f of d.hallazgos) writeLine(ctx.io.stdout, `hallazgo: ${f.path}: ${f.message}`);
-  for (const f of d.avisos) writeLine(ctx.io.stdout, `aviso: ${f.path}: ${f.message}`);
+  for (const f of d.hallazgos) writeLine(ctx.io.stdout, `hallazgo: ${findingText(f)}`);
+  for (const f of d.avisos) writeLine(ctx.io.stdout, `aviso: ${findingText(f)}`);
 }
 
 /** aceptar | parcial | rechazar: queue the MensajeReceptor, wait for Hacienda's verdict (or not), print, exit. */
@@ -108,11 +115,12 @@ export async function decide(ctx: Ctx, decision: DecideOptions['decision'], clav
   const respuesta = detail?.respuestaEstado ?? 'pendiente';
   if (f.json) printJson(ctx, { ...result, respuestaEstado: respuesta, respuestaDetalle: detail?.decision?.respuestaDetalle ?? null });
   else {
-    writeLine(ctx.io.stdout, `${clave} ${result.estado}: MensajeReceptor ${result.consecutivoReceptor} (Mensaje ${result.mensaje}), Hacienda: ${respuesta}`);
-    if (result.montoTotalImpuestoAcreditar !== null) writeLine(ctx.io.stdout, `ivaAcreditable ${result.montoTotalImpuestoAcreditar}  gastoAplicable ${result.montoTotalDeGastoAplicable}`);
+    // What a (remote) backend answered: through the sanitiser like any outside text.
+    writeLine(ctx.io.stdout, safeText(`${clave} ${result.estado}: MensajeReceptor ${result.consecutivoReceptor} (Mensaje ${result.mensaje}), Hacienda: ${respuesta}`));
+    if (result.montoTotalImpuestoAcreditar !== null) writeLine(ctx.io.stdout, safeText(`ivaAcreditable ${result.montoTotalImpuestoAcreditar}  gastoAplicable ${result.montoTotalDeGastoAplicable}`));
   }
   if (respuesta === 'rechazado') {
-    if (!f.json && detail?.decision?.respuestaDetalle) writeLine(ctx.io.stderr, detail.decision.respuestaDetalle.trim());
+    if (!f.json && detail?.decision?.respuestaDetalle) writeLine(ctx.io.stderr, safeBlock(detail.decision.respuestaDetalle.trim()));
     throw new SilentExit(EXIT.rejected);
   }
   if (respuesta === 'error') throw new SilentExit(EXIT.error);

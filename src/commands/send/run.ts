@@ -2,6 +2,7 @@ import type { Ctx } from '../../cli/context.js';
 import { EXIT, SilentExit, UsageError } from '../../cli/errors.js';
 import { readJson, writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
+import { safeText } from '../../cli/safe-text.js';
 import type { DocumentStatus } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
 import { heldLine, issuerOfClave, pendingLine, printDetalle, timeoutMs, verdictExit } from '../documents/shared.js';
@@ -71,8 +72,9 @@ export async function report(ctx: Ctx, s: DocumentStatus, o: { json?: boolean; s
   if (code === EXIT.ok) return;
   if (s.estado === CREDENTIALS_REFUSED) info(ctx, `error: ${heldLine(issuerOfClave(s.clave), { clave: s.clave })}`);
   else if (s.estado === 'rechazado') info(ctx, `error: Hacienda rejected ${s.clave}`);
-  else if (s.estado === 'error') info(ctx, `error: ${s.clave}: ${firstLine(s.detalleMensaje) ?? 'Hacienda answered with an error'}`);
-  else info(ctx, `error: ${pendingLine(s, o.mode)}`);
+  // Hacienda's DetalleMensaje (and a remote service's clave and state) through the sanitiser.
+  else if (s.estado === 'error') info(ctx, `error: ${safeText(`${s.clave}: ${firstLine(s.detalleMensaje) ?? 'Hacienda answered with an error'}`)}`);
+  else info(ctx, `error: ${safeText(pendingLine(s, o.mode))}`);
   throw new SilentExit(code);
 }
 

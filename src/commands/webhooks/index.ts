@@ -18,6 +18,7 @@ export function defineWebhookCommands(program: Command, ctx: Ctx): void {
     .option('--limit <n>', 'at most this many', '50')
     .option('--data-dir <dir>', "data dir (default: the local profile's, else FECR_DATA_DIR or the platform data dir; a remote profile is refused)")
     .option('--json', 'print as JSON')
+    .option('--csv', 'print as CSV (RFC 4180; formulas neutralised)')
     .action(async (opts: WebhookFlags) => (await import('./list.js')).list(ctx, opts));
   webhooks
     .command('replay')

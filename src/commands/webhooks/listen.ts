@@ -19,6 +19,7 @@ import type { Ctx } from '../../cli/context.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
 import { info } from '../../cli/output.js';
+import { safeJson, safeText } from '../../cli/safe-text.js';
 import { waitForStopSignal } from '../../cli/signals.js';
 import type { Backend } from '../../client/backend.js';
 import { backendFor } from '../backend.js';
@@ -152,8 +153,9 @@ export async function listen(ctx: Ctx, f: ListenFlags): Promise<void> {
       res.statusCode = answered;
       res.end();
       const line: DeliveryLine = { time: at.toISOString(), webhookId, clave, mensaje, estado: mensaje === null ? null : (ESTADOS[mensaje] ?? String(mensaje)), forward, answered };
-      if (f.json) writeLine(ctx.io.stdout, JSON.stringify(line));
-      else writeLine(ctx.io.stdout, textLine(crTime(at), line));
+      // What a delivery carries (clave, webhook-id, a forward's error) is outside text: through the sanitiser.
+      if (f.json) writeLine(ctx.io.stdout, safeJson(line));
+      else writeLine(ctx.io.stdout, safeText(textLine(crTime(at), line)));
     };
 
     server = createServer((req, res) => {

@@ -8,6 +8,8 @@ export interface WebhookFlags {
   state?: string;
   limit?: string;
   json?: boolean;
+  /** list: the table as CSV */
+  csv?: boolean;
 }
 
 export async function accountId(svc: ServiceContext, base: string): Promise<number> {
