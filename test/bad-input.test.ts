@@ -11,7 +11,7 @@ const cases: [string, (b: Body) => unknown, string | RegExp][] = [
   ['numeroReferencia not an integer', (b) => (b.numeroReferencia = 1.5), 'numeroReferencia'],
   ['numeroReferencia zero', (b) => (b.numeroReferencia = 0), 'numeroReferencia'],
   ['missing codigoActividad', (b) => void delete b.codigoActividad, 'codigoActividad'],
-  ['codigoActividad too short', (b) => (b.codigoActividad = '6201'), 'codigoActividad'],
+  ['codigoActividad too short', (b) => (b.codigoActividad = '12'), 'codigoActividad'],
   ['unknown tipoDoc', (b) => (b.tipoDoc = '7'), 'tipoDoc'],
   ['folioType wrong', (b) => (b.folioType = 'RECEIPT'), 'folioType'],
   ['fechaEmision not a date', (b) => (b.fechaEmision = '2026-02-30T10:00:00'), 'fechaEmision'],
