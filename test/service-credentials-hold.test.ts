@@ -244,8 +244,10 @@ describe('an issuer whose Hacienda password is refused', () => {
   });
 
   it('an update with the same wrong password is tried once more, then held again (one more failed login, one more event)', async () => {
-    const d = await submit(env, bad);
+    // The update first: a document submitted before it could be sent by a worker quick enough (PostgreSQL's) with the
+    // right password still in force, and be enviado before the wrong one is stored.
     await updateIssuer(env.ctx, env.accountId, bad.issuer);
+    const d = await submit(env, bad);
     worker!.wake();
     expect(await eventually(() => states(env, [d]), (s) => s[0] !== 'pendiente', 10_000)).toEqual(['credenciales_invalidas']);
     await sleep(500);
