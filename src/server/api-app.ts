@@ -7,10 +7,12 @@ import Fastify, { LogController, type FastifyInstance, type FastifyRequest } fro
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { ServiceContext } from '../service/context.js';
+import { ServiceThreads, type HeavyWork } from '../service/heavy-work.js';
 import { submitDocument } from '../service/documents.js';
 import { getFile } from '../service/files.js';
 import { getIssuerPublic, registerIssuer, updateIssuer } from '../service/issuers.js';
 import { lookupExoneracion, lookupTaxpayer, searchCabys } from '../service/lookups.js';
+import { AccountGate, type AccountGateOptions } from './account-gate.js';
 import { registerExtraEndpoints } from './api-extra.js';
 import { registerRecibidosEndpoints } from './api-recibidos.js';
 import { CabysBody, ExoneracionBody, FileBody, findingsFromZod, IssuerLookupBody, TaxpayerBody } from './api-schemas.js';
@@ -40,6 +42,14 @@ export interface ApiAppOptions {
   publicUrl?: string | (() => string | undefined);
   /** The proxies whose X-Forwarded-For names the client (Fastify's trustProxy; `--trust-proxy`). Default none. */
   trustProxy?: readonly string[];
+  /**
+   * Received files' checks and PDFs off the event loop (service/heavy-work.ts): the threads' count (default cores − 1,
+   * 1 to 2; 0: on the event loop), or the caller's own HeavyWork (not closed with the app). Default: the app's threads,
+   * started by the first heavy task and ended with the app.
+   */
+  heavyWork?: HeavyWork | { threads: number };
+  /** Heavy requests per account at once and waiting (account-gate.ts; default 2 and 8), or the caller's gate. */
+  heavyPerAccount?: Partial<AccountGateOptions> | AccountGate;
 }
 
 export const API_PATHS = [
@@ -63,6 +73,12 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
     ...(opts.trustProxy && opts.trustProxy.length > 0 ? { trustProxy: [...opts.trustProxy] } : {}),
   }) as unknown as FastifyInstance;
   installErrorHandling(app, { badRequestMessage: MESSAGES.requiredFields });
+  // Received files' checks and PDFs on threads (one tenant's 0.9 MB document or 1 000-line PDF no longer stalls the
+  // others), at most `heavyPerAccount` of them per account at once.
+  const heavy = heavyWorkOf(opts.heavyWork);
+  if (heavy.own) app.addHook('onClose', async () => heavy.own?.close());
+  const heavyCtx: ServiceContext = heavy.work ? { ...ctx, heavyWork: heavy.work } : ctx;
+  const gate = opts.heavyPerAccount instanceof AccountGate ? opts.heavyPerAccount : new AccountGate(opts.heavyPerAccount);
 
   // --- Authentication and tenancy -----------------------------------------------------------------
   const accountOf = new WeakMap<FastifyRequest, number>();
@@ -130,9 +146,10 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
     return { status: 'success', data };
   });
 
-  app.post('/api/consultar/archivo', async (req) => {
+  app.post('/api/consultar/archivo', async (req, reply) => {
     const body = valid(FileBody, req.body);
-    const data = await run(() => getFile(ctx, account(req), body.claveHacienda, body.fileType));
+    if (body.fileType?.toUpperCase() === 'PDF') await gate.hold(account(req), reply.raw);
+    const data = await run(() => getFile(heavyCtx, account(req), body.claveHacienda, body.fileType));
     if (!data) throw notFound(MESSAGES.fileNotFound);
     return { status: 'success', data };
   });
@@ -146,7 +163,7 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   });
 
   registerExtraEndpoints(app, ctx, account); // /api/consultar/estado, /api/consultar/documentos (additive)
-  registerRecibidosEndpoints(app, ctx, account); // /api/recibidos… (the buyer's side, additive)
+  registerRecibidosEndpoints(app, heavyCtx, account, gate); // /api/recibidos… (the buyer's side, additive)
 
   app.get('/openapi.json', async () => {
     const url = typeof opts.publicUrl === 'function' ? opts.publicUrl() : opts.publicUrl;
@@ -157,6 +174,15 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
 }
 
 
+/** The app's HeavyWork: the caller's, its own threads (`own`: closed with the app), or none (on the event loop). */
+function heavyWorkOf(o: ApiAppOptions['heavyWork']): { work?: HeavyWork; own?: HeavyWork } {
+  if (o && 'analyzeReceived' in o) return { work: o };
+  if (o?.threads === 0) return {};
+  const own = new ServiceThreads(o ? { threads: o.threads } : {});
+  return { work: own, own };
+}
+
 function notFound(message: string): HttpError {
   return new HttpError(404, ERROR_CODES.notFound, message);
 }
+

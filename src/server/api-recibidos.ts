@@ -7,7 +7,9 @@
  *   `hallazgos` (a refused document is a result, not an HTTP error; a malformed body is a 400). A document over the
  *   size limit of received comprobantes (core/received/limits.ts, 4 MiB or FECR_RECIBIDOS_MAX_BYTES) is refused
  *   unread, as is one whose `tamano` (a client's bounded read: the file's size, `xml` its beginning) is over it. This
- *   route's body limit fits one document of that size in base64 (other routes: 1 MiB); a larger body is a 413.
+ *   route's body limit fits one document of that size in base64 (other routes: 1 MiB); a larger body is a 413. The
+ *   documents are checked on the service's threads (service/heavy-work.ts); an account's uploads and PDF downloads
+ *   take turns (account-gate.ts: 2 at once, 8 waiting, more a 429 with Retry-After).
  * - `POST /api/recibidos/consultar {estado?, desde?, emisor?, limite?}` → the list, newest first.
  * - `POST /api/recibidos/detalle {clave}` → one, with findings, IVA by tarifa and the decision; 404 when unknown.
  * - `POST /api/recibidos/decidir {clave, decision: aceptar|parcial|rechazar, detalle?, condicionImpuesto?,
@@ -16,10 +18,11 @@
  * - `POST /api/recibidos/archivo {clave, fileType: XML|RESPUESTA|MENSAJE_RECEPTOR|RESPUESTA_MENSAJE_RECEPTOR}` →
  *   `{claveHacienda, fileType, encodedFile}`; 404 when there is no such file (yet).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { RECEIVED_MAX_BYTES } from '../core/received/limits.js';
 import type { ServiceContext } from '../service/context.js';
+import type { AccountGate } from './account-gate.js';
 import { DECISIONS, decideRecibido } from '../service/recibidos/decide.js';
 import { importRecibidos } from '../service/recibidos/import.js';
 import { getRecibido, listRecibidos, monthlySummary, RECIBIDO_ESTADOS, RECIBIDO_FILES, recibidoFile } from '../service/recibidos/queries.js';
@@ -82,7 +85,7 @@ const ext = (path: (typeof RECIBIDOS_PATHS)[number], summary: string, request: s
 });
 
 export const RECIBIDOS_ENDPOINTS = [
-  ext('/api/recibidos', "Import suppliers' comprobantes (XML in base64, each up to the size limit, 4 MiB by default): each checked and stored, pendiente or invalido with its findings", 'RecibidosImportBody', 'RecibidosImportResponse', [400, 413]),
+  ext('/api/recibidos', "Import suppliers' comprobantes (XML in base64, each up to the size limit, 4 MiB by default): each checked and stored, pendiente or invalido with its findings", 'RecibidosImportBody', 'RecibidosImportResponse', [400, 413, 429]),
   ext('/api/recibidos/consultar', 'Received comprobantes, newest first', 'RecibidosListBody', 'RecibidosListResponse', [400]),
   ext('/api/recibidos/detalle', 'One received comprobante: checks, IVA by tarifa, our answer', 'RecibidoClaveBody', 'RecibidoDetailResponse', [400, 404]),
   ext('/api/recibidos/decidir', 'Answer a received comprobante with a MensajeReceptor (aceptar, parcial, rechazar)', 'RecibidoDecideBody', 'RecibidoDecisionResponse', [400, 404]),
@@ -95,8 +98,10 @@ export function recibidosBodyLimit(maxBytes: number): number {
   return Math.max(BODY_LIMIT, Math.ceil((maxBytes + 1) / 3) * 4 + 64 * 1024);
 }
 
-export function registerRecibidosEndpoints(app: FastifyInstance, ctx: ServiceContext, account: (req: FastifyRequest) => number): void {
-  app.post('/api/recibidos', { bodyLimit: recibidosBodyLimit(ctx.recibidos?.maxBytes ?? RECEIVED_MAX_BYTES) }, async (req) => {
+/** `gate`: the upload's turn among the account's heavy requests (account-gate.ts), taken before its body is read. */
+export function registerRecibidosEndpoints(app: FastifyInstance, ctx: ServiceContext, account: (req: FastifyRequest) => number, gate?: AccountGate): void {
+  const onRequest = gate ? async (req: FastifyRequest, reply: FastifyReply) => gate.hold(account(req), reply.raw) : undefined;
+  app.post('/api/recibidos', { bodyLimit: recibidosBodyLimit(ctx.recibidos?.maxBytes ?? RECEIVED_MAX_BYTES), ...(onRequest ? { onRequest } : {}) }, async (req) => {
     const body = valid(ImportBody, req.body ?? {});
     const docs = 'documentos' in body ? body.documentos : [body];
     // The service refuses a document over the limit unread (bytes or declared size): its sha256 and finding are kept.

@@ -54,7 +54,7 @@ const ENDPOINTS: Endpoint[] = [
   { path: '/api/consultar/emisor', summary: 'Look up an issuer', request: 'IssuerLookupBody', response: 'IssuerLookupResponse', errors: [400, 404] },
   { path: '/api/hacienda/exoneracion', summary: 'Validate an exoneration document with Hacienda', request: 'ExoneracionBody', response: 'ExoneracionResponse', errors: [400, 404, 503] },
   { path: '/api/hacienda/cabys', summary: 'Search CABYS codes by name', request: 'CabysBody', response: 'CabysResponse', errors: [400, 503] },
-  { path: '/api/consultar/archivo', summary: 'Download the file of a sent document', request: 'FileBody', response: 'FileResponse', errors: [400, 404] },
+  { path: '/api/consultar/archivo', summary: 'Download the file of a sent document', request: 'FileBody', response: 'FileResponse', errors: [400, 404, 429] },
   { path: '/api/hacienda/identificacion', summary: 'Look up a taxpayer', request: 'TaxpayerBody', response: 'TaxpayerResponse', errors: [400, 404, 503] },
   // fecr extensions (not in SERVICE-SPEC): same bearer authentication, tenancy and error bodies.
   {

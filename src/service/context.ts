@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { HaciendaEndpoints } from '../hacienda/index.js';
 import type { Store } from '../store/index.js';
+import type { HeavyWork } from './heavy-work.js';
 import type { MailDefaults } from './mail-defaults.js';
 import type { SecretBox } from './secrets.js';
 import type { WebhookTargetPolicy } from './webhook-targets.js';
@@ -36,4 +37,9 @@ export interface ServiceContext {
    * absent: core/received/limits.ts RECEIVED_MAX_BYTES, 4 MiB).
    */
   recibidos?: { maxBytes: number };
+  /**
+   * Received files' checks and documents' PDFs off the event loop (heavy-work.ts: the client API's threads, with the
+   * PDFs of final documents kept). Absent: on the caller's thread (the CLI's local mode).
+   */
+  heavyWork?: HeavyWork;
 }

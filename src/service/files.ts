@@ -49,7 +49,8 @@ async function fileBytes(ctx: ServiceContext, doc: DocumentRow, type: FileType):
     case 'RESPUESTA':
       return isDecided(doc) && doc.response_xml ? Buffer.from(doc.response_xml, 'utf8') : null;
     case 'PDF':
-      return renderPdf(ctx, doc);
+      // On the API's threads, a final document's kept (heavy-work.ts); else here.
+      return ctx.heavyWork ? ctx.heavyWork.documentPdf(doc) : renderPdf(ctx, doc);
   }
 }
 
