@@ -53,6 +53,8 @@ export interface LocalProfile {
   smtpUrl?: string;
   mailFrom?: string;
   mailReplyTo?: string;
+  /** CA certificates trusted for received comprobantes beside the shipped ones (service/recibidos/trust.ts). */
+  recibidosTrust?: string;
   /** Mails go to the outbox whatever is configured (`fecr demo`). */
   outboxOnly?: boolean;
 }
@@ -115,11 +117,14 @@ async function openWith(ctx: Ctx, profile: LocalProfile, opts: LocalBackendOptio
       warn: (m) => ctx.io.stderr.write(`warning: ${m}\n`),
       now: () => ctx.now().getTime(),
       mail,
+      ...(profile.recibidosTrust ? { recibidosTrust: { value: profile.recibidosTrust, setting: 'recibidosTrust' } } : {}),
     });
   } catch (e) {
     const { asStoreFault } = await import('../store/faults.js');
     const fault = asStoreFault(e, dataDir);
     if (fault) throw new BackendError('unavailable', fault.message);
+    // A trust setting that cannot be used (service/recibidos/trust.ts): its own words, naming it.
+    if (e instanceof Error && e.name === 'TrustSettingError') throw new BackendError('invalid', e.message);
     const code = (e as NodeJS.ErrnoException).code;
     if (typeof code === 'string' && /^(E[A-Z]+|SQLITE_\w+)$/.test(code)) throw new BackendError('unavailable', `data dir ${dataDir}: cannot open (${code})`);
     throw e;

@@ -31,6 +31,8 @@ export interface LocalProfile {
   smtpUrl?: string;
   mailFrom?: string;
   mailReplyTo?: string;
+  /** The CAs a supplier's signing certificate may chain to, beside the shipped ones (FECR_RECIBIDOS_TRUST's form). */
+  recibidosTrust?: string;
 }
 
 export interface RemoteProfile {
@@ -90,11 +92,13 @@ export const KEY_SCHEMAS = {
     }, 'must not carry a password (config.json is not sealed): give the server and its password to fecr accounts mail local --smtp-url URL, which seals it'),
   mailFrom: z.string().trim().min(3, 'must be an e-mail address or "Name <address>"'),
   mailReplyTo: z.string().trim().min(3, 'must be an e-mail address'),
+  /** Local mode: CA certificates (PEM/DER files or folders, path-delimiter separated) trusted for received comprobantes. */
+  recibidosTrust: z.string().trim().min(1, 'must name CA certificate files or folders'),
 } as const;
 export type ProfileKey = keyof typeof KEY_SCHEMAS;
 export const PROFILE_KEYS = Object.keys(KEY_SCHEMAS) as ProfileKey[];
 
-const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account', 'smtpUrl', 'mailFrom', 'mailReplyTo'];
+const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account', 'smtpUrl', 'mailFrom', 'mailReplyTo', 'recibidosTrust'];
 const REMOTE_KEYS: ProfileKey[] = ['mode', 'authUrl', 'baseUrl', 'base'];
 
 /** Where the profile in use was named: the flag, the environment, or nowhere (the implicit "default"). */
@@ -220,6 +224,7 @@ export function checkValue(key: string, value: string, cwd: string): string {
   const r = KEY_SCHEMAS[key as ProfileKey].safeParse(value);
   // Never the value as given: an smtpUrl refused for its password would print that password.
   if (!r.success) throw new ClientError('usage', `${key}: ${r.error.issues[0]?.message ?? 'invalid value'} (got "${shownValue(key, value)}")`);
+  if (key === 'recibidosTrust') return r.data.split(path.delimiter).filter((p) => p.trim() !== '').map((p) => path.resolve(cwd, p.trim())).join(path.delimiter);
   return key === 'dataDir' ? path.resolve(cwd, r.data) : r.data;
 }
 
@@ -253,6 +258,7 @@ export function resolveProfile(name: string, stored: StoredProfile = {}): Profil
       ...(values.smtpUrl !== undefined ? { smtpUrl: values.smtpUrl } : {}),
       ...(values.mailFrom !== undefined ? { mailFrom: values.mailFrom } : {}),
       ...(values.mailReplyTo !== undefined ? { mailReplyTo: values.mailReplyTo } : {}),
+      ...(values.recibidosTrust !== undefined ? { recibidosTrust: values.recibidosTrust } : {}),
     };
   }
   for (const key of ['authUrl', 'baseUrl'] as const) {

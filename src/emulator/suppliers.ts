@@ -7,14 +7,15 @@
  *
  * The suppliers are taxpayers of the emulator's registry (fixtures/hacienda-registry.json), so their activity codes
  * pass the catalogue checks (-407/-408). Their .p12 files are made once per emulator data file (kept in its
- * metadata) with the core's test-certificate maker.
+ * metadata) with the core's test-certificate maker, issued by fecr's fixed test root (trusted by buyers in env local).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { buildClave, buildConsecutivo } from '../core/clave.js';
 import { formatCr } from '../core/dates.js';
 import { dec } from '../core/money.js';
 import type { Comprobante, DocumentKind, Linea, Receptor } from '../core/model.js';
 import { loadP12, type SigningCredentials } from '../core/sign/p12.js';
+import { TEST_ROOT_CERTIFICATE_PEM } from '../core/sign/test-ca.js';
 import { createTestP12 } from '../core/sign/testcert.js';
 import { signCanonical } from '../core/sign/xades.js';
 import { computeTotals, type Totals } from '../core/totals.js';
@@ -79,6 +80,15 @@ export const TEST_SUPPLIERS: readonly TestSupplier[] = [
     ],
   },
 ];
+
+let testRoot: X509Certificate | undefined;
+
+/** Whether a certificate was issued by fecr's fixed test root. */
+function issuedByTestRoot(der: Buffer): boolean {
+  testRoot ??= new X509Certificate(TEST_ROOT_CERTIFICATE_PEM);
+  const cert = new X509Certificate(der);
+  return cert.checkIssued(testRoot) && cert.verify(testRoot.publicKey);
+}
 
 /** The PIN of every test supplier's .p12 (a test value, like the certificates themselves). */
 const SUPPLIER_PIN = '1234';
@@ -210,17 +220,28 @@ export class SupplierBook {
     return others[this.turn++ % others.length];
   }
 
-  /** The supplier's credentials; its .p12 is made on first use and kept (PKCS#12 base64) in the store. */
+  /**
+   * The supplier's credentials; its .p12 is made on first use and kept (PKCS#12 base64) in the store. One kept by an
+   * older fecr, whose test CA was made anew in each process, is made again: a buyer trusts test suppliers (env local)
+   * only through fecr's fixed test root (core/sign/test-ca.ts).
+   */
   credentials(s: TestSupplier): SigningCredentials {
     const cached = this.creds.get(s.identificacion);
     if (cached) return cached;
     const key = `emulator.supplier.${s.identificacion}.p12`;
-    let p12b64 = this.store.getMeta(key);
-    if (!p12b64) {
-      p12b64 = createTestP12({ id: s.identificacion, type: s.tipoIdentificacion, pin: SUPPLIER_PIN, name: s.nombre, now: new Date(this.now()) }).toString('base64');
-      this.store.setMeta(key, p12b64);
+    const at = new Date(this.now());
+    const kept = this.store.getMeta(key);
+    let creds: SigningCredentials | undefined;
+    try {
+      creds = kept ? loadP12(Buffer.from(kept, 'base64'), SUPPLIER_PIN, at) : undefined;
+    } catch {
+      creds = undefined; // expired, or unreadable: made again
     }
-    const creds = loadP12(Buffer.from(p12b64, 'base64'), SUPPLIER_PIN, new Date(this.now()));
+    if (!creds || !issuedByTestRoot(creds.certificateDer)) {
+      const p12 = createTestP12({ id: s.identificacion, type: s.tipoIdentificacion, pin: SUPPLIER_PIN, name: s.nombre, now: at });
+      this.store.setMeta(key, p12.toString('base64'));
+      creds = loadP12(p12, SUPPLIER_PIN, at);
+    }
     this.creds.set(s.identificacion, creds);
     return creds;
   }

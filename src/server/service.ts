@@ -75,6 +75,8 @@ export interface ServiceOptions {
   worker?: WorkerOptions | false;
   /** The receptor mails' default SMTP server and sender (`--smtp-url`, FECR_SMTP_URL); none: the data dir's outbox. */
   mail?: Partial<MailDefaults> | false;
+  /** CA certificates trusted for received comprobantes (`--recibidos-trust`); absent: FECR_RECIBIDOS_TRUST of env. */
+  recibidosTrust?: { value: string; setting: string };
   warn?: (message: string) => void;
 }
 
@@ -120,6 +122,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     warn: opts.warn,
     webhookTargets: webhookTargetPolicy(environment, { allowPrivate: opts.allowPrivateWebhooks, env: opts.env }),
     ...(opts.mail !== undefined ? { mail: opts.mail } : {}),
+    ...(opts.recibidosTrust ? { recibidosTrust: opts.recibidosTrust } : {}),
   });
   const { ctx } = opened;
   const host = opts.host ?? '127.0.0.1';

@@ -34,9 +34,11 @@ export interface ServiceContext {
   mail?: MailDefaults;
   /**
    * Received comprobantes (service/recibidos/): the size limit of one file in bytes (FECR_RECIBIDOS_MAX_BYTES;
-   * absent: core/received/limits.ts RECEIVED_MAX_BYTES, 4 MiB).
+   * absent: core/received/limits.ts RECEIVED_MAX_BYTES, 4 MiB); the operator's CA certificates a supplier's signing
+   * certificate may chain to, beside the shipped ones (FECR_RECIBIDOS_TRUST: files and folders, absolute paths;
+   * service/recibidos/trust.ts).
    */
-  recibidos?: { maxBytes: number };
+  recibidos?: { maxBytes?: number; trust?: readonly string[] };
   /**
    * Received files' checks and documents' PDFs off the event loop (heavy-work.ts: the client API's threads, with the
    * PDFs of final documents kept). Absent: on the caller's thread (the CLI's local mode).

@@ -70,6 +70,12 @@ export interface OpenServiceOptions {
    * smtpUrl); without a server they go to `<data dir>/outbox` as .eml files. `false`: no mail at all.
    */
   mail?: Partial<MailDefaults> | false;
+  /**
+   * The operator's CAs for received comprobantes (`fecr serve --recibidos-trust`, a local profile's recibidosTrust):
+   * the setting's value (paths separated by the path delimiter) and its name for messages. Absent:
+   * FECR_RECIBIDOS_TRUST of `env`.
+   */
+  recibidosTrust?: { value: string; setting: string };
 }
 
 export interface OpenedService {
@@ -78,11 +84,23 @@ export interface OpenedService {
   close(): Promise<void>;
 }
 
+/** The operator's trust setting (service/recibidos/trust.ts) as paths, checked; loaded only when there is one. */
+async function checkedTrust(opts: OpenServiceOptions): Promise<string[]> {
+  const fromEnv = opts.env.FECR_RECIBIDOS_TRUST?.trim() ? { value: opts.env.FECR_RECIBIDOS_TRUST, setting: 'FECR_RECIBIDOS_TRUST' } : undefined;
+  const setting = opts.recibidosTrust ?? fromEnv;
+  if (!setting) return [];
+  const { checkTrustSetting, trustPaths } = await import('./recibidos/trust.js');
+  const paths = trustPaths(setting.value);
+  checkTrustSetting(paths, setting.setting);
+  return paths;
+}
+
 export async function openService(opts: OpenServiceOptions): Promise<OpenedService> {
   // 0700, an existing one closed too (data-dir.ts); the database files are 0600 (store/index.ts).
   secureDataDir(opts.dataDir, opts.warn);
-  // A bad FECR_RECIBIDOS_MAX_BYTES is said now, not at the first import.
+  // A bad FECR_RECIBIDOS_MAX_BYTES or trust setting is said now, not at the first import.
   const recibidosMaxBytes = receivedMaxBytes(opts.env);
+  const recibidosTrust = await checkedTrust(opts);
   const logger = opts.logger ?? pino({ level: opts.env.FECR_LOG_LEVEL ?? 'info', redact: REDACT }, pino.destination(2));
   const environment = opts.environment ?? 'local';
   const hosted = opts.database !== undefined && /^postgres(ql)?:\/\//i.test(opts.database);
@@ -125,7 +143,9 @@ export async function openService(opts: OpenServiceOptions): Promise<OpenedServi
     hacienda: { environment, endpoints },
     ...(opts.webhookTargets ? { webhookTargets: opts.webhookTargets } : {}),
     ...(opts.mail === false ? {} : { mail: { outboxDir: outboxDir(opts.dataDir), ...opts.mail } }),
-    ...(opts.env[RECEIVED_MAX_BYTES_VAR] ? { recibidos: { maxBytes: recibidosMaxBytes } } : {}),
+    ...(opts.env[RECEIVED_MAX_BYTES_VAR] || recibidosTrust.length > 0
+      ? { recibidos: { ...(opts.env[RECEIVED_MAX_BYTES_VAR] ? { maxBytes: recibidosMaxBytes } : {}), ...(recibidosTrust.length > 0 ? { trust: recibidosTrust } : {}) } }
+      : {}),
   };
   return {
     ctx,

@@ -37,5 +37,9 @@ export function defineServeCommand(program: Command, ctx: Ctx): void {
     .option('--mail-reply-to <address>', 'Reply-To of those mails (default FECR_MAIL_REPLY_TO, else the issuer\'s address)')
     .option('--mail-resends-per-document <n>', 'mails the client API may queue for one document in 24 h (default FECR_MAIL_RESENDS_PER_DOCUMENT, else 5)')
     .option('--mail-resends-per-account <n>', 'mail requests of one account to the client API in an hour, sent or refused (default FECR_MAIL_RESENDS_PER_ACCOUNT, else 60)')
+    .option(
+      '--recibidos-trust <paths>',
+      "CA certificates a supplier's signing certificate may chain to, beside the shipped ones (schemas/trust/): PEM/DER files or folders, separated by ':' (default FECR_RECIBIDOS_TRUST)",
+    )
     .action(async (opts: ServeFlags) => (await import('./run.js')).run(ctx, opts));
 }

@@ -24,6 +24,7 @@ export interface ServeFlags {
   mailReplyTo?: string;
   mailResendsPerDocument?: string;
   mailResendsPerAccount?: string;
+  recibidosTrust?: string;
 }
 
 function port(flag: string, v: string): number {
@@ -86,12 +87,13 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
       ...(f.allowPrivateWebhooks ? { allowPrivateWebhooks: true } : {}),
       ...(trustProxy ? { trustProxy } : {}),
       mail,
+      ...(f.recibidosTrust !== undefined ? { recibidosTrust: { value: f.recibidosTrust, setting: '--recibidos-trust' } } : {}),
       warn: (m) => ctx.io.stderr.write(`warning: ${m}\n`),
     });
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === 'EADDRINUSE') throw new UserError(`address in use: ${err.message}`);
-    if (/FECR_MASTER_KEY|cannot open the database|role without the auth role/.test(err.message ?? '')) throw new UserError(err.message);
+    if (/FECR_MASTER_KEY|cannot open the database|role without the auth role/.test(err.message ?? '') || err.name === 'TrustSettingError') throw new UserError(err.message);
     throw e;
   }
   writeLine(

@@ -2,7 +2,9 @@
  * The checks of a supplier's comprobante that need nothing but its bytes (issue 16, the buyer's side): UTF-8 and
  * well-formed; a comprobante (FE, ND, NC, FEC; TE and FEE read too) of v4.4, or of v4.3 (read, with fewer checks); its
  * XAdES signature (value, every reference digest, the signing certificate; the policy: an older or unknown one is a
- * warning, never a refusal, as Hacienda accepts them, NOTES §3.3, §6.3); the signer is the issuer (the Emisor; the
+ * warning, never a refusal, as Hacienda accepts them, NOTES §3.3, §6.3); the signing certificate chains to one of the
+ * trust anchors the caller passes (sign/chain.ts: a self-signed certificate with the supplier's cédula is no
+ * supplier's signature; a refusal, issue 25.2); the signer is the issuer (the Emisor; the
  * Receptor for a FEC, which the buyer issues); the clave agrees with the document; the totals recomputed from the
  * lines (ANEXOS formulas). The XSD, "the receptor is ours" and the state at Hacienda need the outside world: the
  * service does them (service/recibidos/import.ts), with `xsd` and the parties this returns.
@@ -16,6 +18,7 @@ import { parseClave } from '../clave.js';
 import type { DocumentKind, Finding } from '../model.js';
 import { crParts, parseIsoDateTime } from '../dates.js';
 import { echo } from '../echo.js';
+import { EMPTY_TRUST_STORE, type TrustStore } from '../sign/chain.js';
 import { verifyXadesDocument } from '../sign/verify.js';
 import type { VerifyReport } from '../sign/verify-report.js';
 import { parseXmlDocument } from '../sign/xml-dom.js';
@@ -61,12 +64,19 @@ export interface ReceivedAnalysis {
   signature?: Pick<VerifyReport, 'form' | 'policy' | 'signingTime'> & { signer?: string };
 }
 
+/** The path of the finding "the signing certificate does not chain to a trusted CA" (sign/chain.ts). */
+export const CHAIN_FINDING_PATH = 'ds:Signature (certificate.chain)';
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 const RECEIVABLE: ReadonlySet<DocumentKind> = new Set(['FE', 'ND', 'NC', 'FEC', 'TE', 'FEE']);
 
-/** Runs every check that needs only the bytes. Never throws for bad input. */
-export function analyzeReceived(bytes: Uint8Array, now: Date): ReceivedAnalysis {
+/**
+ * Runs every check that needs only the bytes, and the trust anchors the signing certificate must chain to (the
+ * service's, service/recibidos/trust.ts; plain data, so it crosses to a worker thread as it is). Without them no
+ * certificate is trusted: every signed document is refused (fail closed). Never throws for bad input.
+ */
+export function analyzeReceived(bytes: Uint8Array, now: Date, trust: TrustStore = EMPTY_TRUST_STORE): ReceivedAnalysis {
   const out: ReceivedAnalysis = { sha256: createHash('sha256').update(bytes).digest('hex'), iva: [], findings: [], warnings: [] };
   const refuse = (path: string, message: string) => out.findings.push({ path, message });
   let text: string;
@@ -104,7 +114,7 @@ export function analyzeReceived(bytes: Uint8Array, now: Date): ReceivedAnalysis 
   if (!out.clave) return out;
 
   // The signature (on the same DOM: verify removes comments, so it runs after the reading above).
-  const report = verifyXadesDocument(dom, text, now, { crossCheck: false });
+  const report = verifyXadesDocument(dom, text, now, { crossCheck: false, trust });
   signatureFindings(out, report);
   const signerIssuer = kind === 'FEC' ? out.receptor : out.emisor;
   const signerId = report.signer?.identificacion;

@@ -1,11 +1,13 @@
 /**
  * Test and sandbox-demo certificates shaped like the ones Costa Rica's signing CAs issue
  * (C=CR, O=PERSONA JURIDICA/PERSONA FISICA, OU=CPJ/CPF, serialNumber=CPJ-3-101-123456), packed
- * in a PKCS#12 the way `loadP12` expects real ones. Development/test utility: it generates key
- * material (random by nature) and, without explicit dates, reads the clock through `now`.
+ * in a PKCS#12 the way `loadP12` expects real ones, issued by fecr's fixed test root (./test-ca.ts, trusted in env
+ * local only). Development/test utility: it generates key material (random by nature) and, without explicit dates,
+ * reads the clock through `now`.
  */
 import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
+import { TEST_ROOT_CERTIFICATE_PEM, TEST_ROOT_PRIVATE_KEY_PEM } from './test-ca.js';
 
 export type TestIdType = '01' | '02' | '03' | '04';
 
@@ -22,8 +24,10 @@ export interface TestP12Options {
   notAfter?: Date;
   /** PKCS#12 encryption: `3des` (legacy PKCS#12 PBE, SHA-1 MAC) or `aes256` (PBES2/PBKDF2). Default `3des`. */
   algorithm?: '3des' | 'aes256';
-  /** Self-signed leaf instead of one issued by the (cached) test CA. Default false. */
+  /** Self-signed leaf instead of one issued by fecr's test root CA (./test-ca.ts). Default false. */
   selfSigned?: boolean;
+  /** Issued by this CA (e.g. one of createTestCa) instead of the test root; its certificate goes in the .p12's chain. */
+  issuer?: TestCaMaterial;
   /** Clock used for default dates; defaults to the current time. */
   now?: Date;
 }
@@ -83,7 +87,7 @@ export function createTestP12(opts: TestP12Options): Buffer {
     { shortName: 'OU', value: shape.ou },
     { shortName: 'CN', value: name, valueTagClass: forge.asn1.Type.UTF8 } as unknown as forge.pki.CertificateField,
   ]);
-  const ca = opts.selfSigned ? undefined : testCa();
+  const ca = opts.selfSigned ? undefined : opts.issuer ? fromMaterial(opts.issuer) : testCa();
   cert.setIssuer(ca ? ca.cert.subject.attributes : cert.subject.attributes);
   cert.setExtensions([
     { name: 'basicConstraints', cA: false },
@@ -101,35 +105,64 @@ export function createTestP12(opts: TestP12Options): Buffer {
   return Buffer.from(forge.asn1.toDer(p12).getBytes(), 'binary');
 }
 
-/** The test CA's certificate (PEM), e.g. to hand to a verifier as trusted. */
-export function testCaCertificatePem(): string {
-  return forge.pki.certificateToPem(testCa().cert);
+/** A test CA's certificate and private key (PEM). */
+export interface TestCaMaterial {
+  certificatePem: string;
+  privateKeyPem: string;
 }
 
-function testCa(): TestCa {
-  if (cachedCa) return cachedCa;
+export interface TestCaOptions {
+  name: string;
+  /** Issued by this CA; default the test root. */
+  issuer?: TestCaMaterial;
+  /** basicConstraints cA (default true): false makes a certificate that only looks like a CA. */
+  ca?: boolean;
+  notBefore?: Date;
+  notAfter?: Date;
+  /** Self-signed: a root of its own (an anchor nobody trusts). */
+  selfSigned?: boolean;
+}
+
+/** A test CA certificate (intermediate by default, under the test root), for chains that should or should not verify. */
+export function createTestCa(opts: TestCaOptions): TestCaMaterial {
   const { forgeKey, publicKey } = newRsaKey();
   const cert = forge.pki.createCertificate();
   cert.publicKey = publicKey;
   cert.serialNumber = positiveSerial(forge.pki.publicKeyToPem(publicKey));
-  cert.validity.notBefore = new Date(Date.UTC(2000, 0, 1));
-  cert.validity.notAfter = new Date(Date.UTC(2099, 11, 31));
-  const subject = [
-    { type: '2.5.4.5', value: 'CPJ-2-100-042005', valueTagClass: forge.asn1.Type.PRINTABLESTRING } as unknown as forge.pki.CertificateField,
+  cert.validity.notBefore = opts.notBefore ?? new Date(Date.UTC(2020, 0, 1));
+  cert.validity.notAfter = opts.notAfter ?? new Date(Date.UTC(2090, 0, 1));
+  cert.setSubject([
     { shortName: 'C', value: 'CR' },
-    { shortName: 'O', value: 'MINISTERIO DE HACIENDA - PRUEBAS FECR' },
-    { shortName: 'OU', value: 'DGT' },
-    { shortName: 'CN', value: 'CA PERSONA JURIDICA - PRUEBAS FECR' },
-  ];
-  cert.setSubject(subject);
-  cert.setIssuer(subject);
+    { shortName: 'O', value: 'PRUEBAS FECR' },
+    { shortName: 'CN', value: opts.name, valueTagClass: forge.asn1.Type.UTF8 } as unknown as forge.pki.CertificateField,
+  ]);
+  const issuer = opts.selfSigned ? undefined : opts.issuer ? fromMaterial(opts.issuer) : testCa();
+  cert.setIssuer(issuer ? issuer.cert.subject.attributes : cert.subject.attributes);
+  const ca = opts.ca ?? true;
   cert.setExtensions([
-    { name: 'basicConstraints', critical: true, cA: true },
-    { name: 'keyUsage', critical: true, keyCertSign: true, cRLSign: true },
+    { name: 'basicConstraints', critical: true, cA: ca },
+    { name: 'keyUsage', critical: true, ...(ca ? { keyCertSign: true, cRLSign: true } : { digitalSignature: true, nonRepudiation: true }) },
     { name: 'subjectKeyIdentifier' },
   ]);
-  cert.sign(forgeKey, forge.md.sha256.create());
-  cachedCa = { key: forgeKey, cert };
+  cert.sign(issuer ? issuer.key : forgeKey, forge.md.sha256.create());
+  return { certificatePem: forge.pki.certificateToPem(cert), privateKeyPem: forge.pki.privateKeyToPem(forgeKey) };
+}
+
+function fromMaterial(m: TestCaMaterial): TestCa {
+  return { key: forge.pki.privateKeyFromPem(m.privateKeyPem) as forge.pki.rsa.PrivateKey, cert: forge.pki.certificateFromPem(m.certificatePem) };
+}
+
+/** The test CA's certificate (PEM), e.g. to hand to a verifier as trusted: fecr's fixed test root (./test-ca.ts). */
+export function testCaCertificatePem(): string {
+  return TEST_ROOT_CERTIFICATE_PEM;
+}
+
+/** The fixed test root of ./test-ca.ts, read once: every test certificate of every process chains to it. */
+function testCa(): TestCa {
+  cachedCa ??= {
+    key: forge.pki.privateKeyFromPem(TEST_ROOT_PRIVATE_KEY_PEM) as forge.pki.rsa.PrivateKey,
+    cert: forge.pki.certificateFromPem(TEST_ROOT_CERTIFICATE_PEM),
+  };
   return cachedCa;
 }
 

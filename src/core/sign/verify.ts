@@ -9,15 +9,17 @@
  * `not(ancestor-or-self::ds:Signature)` filter, two or three references (± KeyInfo), KeyValue beside the
  * certificate, a SHA-1/SHA-256/SHA-512 CertDigest, SigningTime with an offset or in UTC. Beyond XMLDSig: a
  * comprobante must be XAdES-EPES (v4.4 policy; a v4.1–v4.3 identifier passes with a note); a MensajeHacienda is
- * XAdES-BES, as Hacienda signs it. `notes` carry what is worth knowing but not a failure.
+ * XAdES-BES, as Hacienda signs it. `notes` carry what is worth knowing but not a failure. With `trust` (received
+ * documents), the signing certificate must also chain to a trust anchor (./chain.ts, check `certificate.chain`).
  */
 import { createHash, type X509Certificate } from 'node:crypto';
 import { ALG_XPATH, XPATH_NOT_SIGNATURE } from './c14n.js';
 import type { CertificateInfo } from './cert.js';
+import { verifyChain, type TrustStore } from './chain.js';
 import { validityAt } from './p12.js';
 import { ALG_ENVELOPED, NS_DS, NS_XADES, TYPE_SIGNED_PROPERTIES } from './policy.js';
 import { policyCheck } from './policy-check.js';
-import { checkReferencesAndValue, newSignedXml } from './references.js';
+import { checkReferencesAndValue, newSignedXml, strictBase64 } from './references.js';
 import { readCertificate, signedPropsCertDigests, signingCertificateCheck } from './signer-certificate.js';
 import { addCheck, errorText, type VerifyReport } from './verify-report.js';
 import { childElements, firstChild, firstDescendant, isDs, parseXmlDocument, withXml10LineEnds } from './xml-dom.js';
@@ -36,6 +38,11 @@ export interface VerifyOptions {
    * the emulator turns it off for speed (the same references and signature value are checked anyway).
    */
   crossCheck?: boolean;
+  /**
+   * Also check that the signing certificate chains to one of these trust anchors (check `certificate.chain`,
+   * ./chain.ts), at `now` and at the SigningTime. Absent: not checked (a signature that verifies, by any key).
+   */
+  trust?: TrustStore;
 }
 
 export function verifyXades(xml: string, now: Date, opts: VerifyOptions = {}): VerifyReport {
@@ -54,7 +61,7 @@ function runVerify(xml: string, doc: Document | undefined, now: Date, opts: Veri
   const report: VerifyReport = { ok: false, checks: [], notes: [] };
   try {
     // xml-crypto's own parses (the cross-check, an unusual transform chain) read line ends as the signer did.
-    withXml10LineEnds(() => verifyInto(report, xml, doc, now, opts.crossCheck ?? true));
+    withXml10LineEnds(() => verifyInto(report, xml, doc, now, opts.crossCheck ?? true, opts.trust));
   } catch (e) {
     addCheck(report, { name: 'verify', ok: false, detail: `unexpected error: ${errorText(e)}` });
   }
@@ -62,7 +69,7 @@ function runVerify(xml: string, doc: Document | undefined, now: Date, opts: Veri
   return report;
 }
 
-function verifyInto(report: VerifyReport, xml: string, parsedDoc: Document | undefined, now: Date, crossCheck: boolean): void {
+function verifyInto(report: VerifyReport, xml: string, parsedDoc: Document | undefined, now: Date, crossCheck: boolean, trust: TrustStore | undefined): void {
   const check = (name: string, ok: boolean, detail: string) => addCheck(report, { name, ok, detail });
 
   // --- Parse -------------------------------------------------------------------------------------
@@ -197,6 +204,11 @@ function verifyInto(report: VerifyReport, xml: string, parsedDoc: Document | und
     } else {
       const vs = validityAt(certInfo, st);
       check('certificate.validAtSigningTime', vs === 'valid', `${vs} at SigningTime ${signingTimeText}`);
+    }
+    if (trust && certDer) {
+      const others = certTexts.filter((t) => t !== certText).map((t) => strictBase64(t) ?? Buffer.alloc(0));
+      const chain = verifyChain(certDer, others, trust, st ? [now, st] : [now]);
+      check('certificate.chain', chain.ok, chain.detail);
     }
   }
 

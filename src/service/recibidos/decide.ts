@@ -10,6 +10,10 @@
  * the document's TotalImpuesto); gasto aplicable = TotalComprobante − the IVA credited. A partial acceptance needs the
  * IVA it credits (default: all of it, condición 02); a rejection credits nothing.
  *
+ * A document is accepted (fully or partly) only if its signing certificate chains to a trusted CA (issue 25.2): a row
+ * imported as `invalido` is refused with the findings it was refused for, and a `pendiente` one is checked again
+ * against today's trust anchors (service/recibidos/trust.ts) before anything is signed.
+ *
  * One answer per received document (issue 25): a second one, the same or another, is refused and nothing is sent
  * (Hacienda counts every MensajeReceptor it accepts). `mayAnswerAgain` is where answering again after Hacienda
  * rejected the first MensajeReceptor will be allowed; the decision is stored only if the row still holds the answer
@@ -29,6 +33,8 @@ import { isUniqueViolation, issuerForSigning } from '../issuers.js';
 import { ServiceError } from '../service-error.js';
 import { queueRecibidoEvent } from './events.js';
 import { mensajeReceptorKey } from '../../core/received/mensaje-key.js';
+import { analyzeReceived, CHAIN_FINDING_PATH } from '../../core/received/check.js';
+import { recibidosTrust } from './trust.js';
 
 export { mensajeReceptorKey } from '../../core/received/mensaje-key.js';
 
@@ -115,8 +121,12 @@ export async function decideRecibido(ctx: ServiceContext, accountId: number, cla
     .orderBy('id', 'desc')
     .executeTakeFirst();
   if (!row) {
-    const refused = await ctx.store.db.selectFrom('recibidos').select('id').where('account_id', '=', accountId).where('clave', '=', clave).executeTakeFirst();
-    if (refused) throw ServiceError.badRequest(`El comprobante recibido ${clave} fue rechazado al importarlo; no se puede responder`, [{ path: 'clave', message: 'imported as invalid' }]);
+    const refused = await ctx.store.db.selectFrom('recibidos').select(['id', 'hallazgos_json']).where('account_id', '=', accountId).where('clave', '=', clave).executeTakeFirst();
+    if (refused) {
+      // With the findings it was refused for (an untrusted signing certificate, a digest that does not match, …).
+      const why = JSON.parse(refused.hallazgos_json) as Finding[];
+      throw ServiceError.badRequest(`El comprobante recibido ${clave} fue rechazado al importarlo; no se puede responder`, [{ path: 'clave', message: 'imported as invalid' }, ...why]);
+    }
     throw ServiceError.notFound(`No hay un comprobante recibido con la clave ${clave}`);
   }
   const m = MENSAJE[input.decision];
@@ -124,6 +134,7 @@ export async function decideRecibido(ctx: ServiceContext, accountId: number, cla
     const prev = await previousAnswer(ctx, row);
     if (!mayAnswerAgain(prev)) throw alreadyAnswered(clave, prev);
   }
+  if (input.decision !== 'rechazar') untrustedRefusal(ctx, row);
   const v = validate(input, row);
   const issuerRow = row.issuer_id === null ? undefined : await ctx.store.db.selectFrom('issuers').selectAll().where('id', '=', row.issuer_id).executeTakeFirst();
   if (!issuerRow) throw ServiceError.badRequest(`El receptor del comprobante ${clave} ya no es un emisor de la cuenta`);
@@ -231,6 +242,18 @@ export async function decideRecibido(ctx: ServiceContext, accountId: number, cla
 }
 
 class ConcurrentDecision extends Error {}
+
+/**
+ * Its IVA is credited only if its signing certificate chains to a CA trusted now (issue 25.2): a row imported before
+ * that check (or before the operator removed a CA) is checked again, as of its import, and refused with the finding.
+ */
+function untrustedRefusal(ctx: ServiceContext, row: Selectable<RecibidosTable>): void {
+  if (!row.xml) return;
+  const a = analyzeReceived(Buffer.from(row.xml, 'utf8'), new Date(Number(row.created_at)), recibidosTrust(ctx));
+  const chain = a.findings.filter((f) => f.path === CHAIN_FINDING_PATH);
+  if (chain.length === 0) return;
+  throw ServiceError.badRequest(`El comprobante recibido ${row.clave} no está firmado con un certificado de una autoridad certificadora de confianza; no se puede aceptar`, chain);
+}
 
 interface PreviousAnswer {
   estado: string;

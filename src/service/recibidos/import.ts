@@ -28,6 +28,7 @@ import { decodeClaveHacienda } from '../delivery/worker.js';
 import { isUniqueViolation, issuerSecretsContext, type IssuerSecrets, type StoredIssuerRecord } from '../issuers.js';
 import { analyzeFile } from './analyze.js';
 import { queueRecibidoEvent } from './events.js';
+import { recibidosTrust } from './trust.js';
 
 export interface ImportFile {
   /** What the caller calls it (a file name, `-`, `body`): echoed in the result. */
@@ -83,8 +84,9 @@ export class RecibidosImporter {
   async importMany(files: ImportFile[]): Promise<ImportResult[]> {
     const now = new Date(this.ctx.now());
     const limit = this.ctx.recibidos?.maxBytes ?? RECEIVED_MAX_BYTES;
+    const trust = recibidosTrust(this.ctx);
     // CPU-bound (a 0.9 MB document ≈ 0.25 s): on the client API's threads (ctx.heavyWork), else here.
-    const analyses = this.ctx.heavyWork ? await this.ctx.heavyWork.analyzeReceived(files, limit, now) : files.map((f) => analyzeFile(f, limit, now));
+    const analyses = this.ctx.heavyWork ? await this.ctx.heavyWork.analyzeReceived(files, limit, now, trust) : files.map((f) => analyzeFile(f, limit, now, trust));
     const checked: Checked[] = files.map((file, i) => ({ file, a: analyses[i]! }));
     const known = await this.existing(checked.map((c) => c.a.sha256));
     const unknown = checked.filter((c) => !known.has(c.a.sha256));

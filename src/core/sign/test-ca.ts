@@ -1,0 +1,67 @@
+/**
+ * fecr's test root CA: the one issuer of every test certificate (core/sign/testcert.ts createTestP12, `fecr certs
+ * create-test`, the emulator's test suppliers), the same in every process and every install, so a document signed by
+ * a test supplier in one process chains to the same root in another. Its private key is published here ON PURPOSE:
+ * anyone can issue a certificate under it, so it is trusted only in env local (service/recibidos/trust.ts), never in
+ * sandbox or production. Subject: CN=CA PERSONA JURIDICA - PRUEBAS FECR, OU=DGT, O=MINISTERIO DE HACIENDA - PRUEBAS
+ * FECR, C=CR, SERIALNUMBER=CPJ-2-100-042005; RSA-2048, valid 2000-01-01 to 2099-12-31; SHA-256 fingerprint
+ * A6:5D:CC:47:D3:8D:B1:24:BF:F5:6A:C2:7B:15:CA:B1:25:44:66:DA:3A:54:52:F8:B3:5B:7C:56:89:7A:F6:4C.
+ * Plain text only (no node-forge): the service reads the certificate without loading the test-certificate maker.
+ */
+
+/** The test root's certificate (PEM). */
+export const TEST_ROOT_CERTIFICATE_PEM = `-----BEGIN CERTIFICATE-----
+MIID9jCCAt6gAwIBAgIQS7Z/q3f7Jl61w9TK2t+gWDANBgkqhkiG9w0BAQsFADCB
+kzEZMBcGA1UEBRMQQ1BKLTItMTAwLTA0MjAwNTELMAkGA1UEBhMCQ1IxLjAsBgNV
+BAoTJU1JTklTVEVSSU8gREUgSEFDSUVOREEgLSBQUlVFQkFTIEZFQ1IxDDAKBgNV
+BAsTA0RHVDErMCkGA1UEAxMiQ0EgUEVSU09OQSBKVVJJRElDQSAtIFBSVUVCQVMg
+RkVDUjAgFw0wMDAxMDEwMDAwMDBaGA8yMDk5MTIzMTAwMDAwMFowgZMxGTAXBgNV
+BAUTEENQSi0yLTEwMC0wNDIwMDUxCzAJBgNVBAYTAkNSMS4wLAYDVQQKEyVNSU5J
+U1RFUklPIERFIEhBQ0lFTkRBIC0gUFJVRUJBUyBGRUNSMQwwCgYDVQQLEwNER1Qx
+KzApBgNVBAMTIkNBIFBFUlNPTkEgSlVSSURJQ0EgLSBQUlVFQkFTIEZFQ1IwggEi
+MA0GCSqGSIb3DQEBAQUAA4IBDwAwggEKAoIBAQC+sM5ygobmbkb+fmFAWdFX0YIi
+u835FOXsAjoh+zvbPChSq2z8u7NZDvC1LCydSTFjRd7/789GlJz/AyOqTRQvuegl
+GBaQON8SO4NWKemd8IHSuJWraCWCvol7XbVJTEKJwto9C11tDZioM86UNPpfCQm+
+qP+qrUcKYq5WQvRbX0oRKjEDhO4eSkluIJWk3mYkr9WJndjkmgRkv73wmmvdbX4s
+xAZgTGs69MFsZquxanMfGGMGAKcylQJ0ZRwNOfqux/Bhpvz1L2ABTjqwRtaLWLdL
+N/+6Tc9AQs7m2W2LyOHUZBCA5ICBm1R1LWYVNd6TblmmO/YiaZrZRL5LFD/3AgMB
+AAGjQjBAMA8GA1UdEwEB/wQFMAMBAf8wDgYDVR0PAQH/BAQDAgEGMB0GA1UdDgQW
+BBSc/tHDMoqXU65tm/rf81cr7kBSCTANBgkqhkiG9w0BAQsFAAOCAQEAd8AiXAlQ
+Vsf39JbZvB+WW7KEoK6jkEm8YgKPK34Yotk1UXlZysSAW5tHVhLHtyESfDY6ySpq
+CdzReoZp9dVU3rBWDZSGDOsMfZaNVUExovQFGVh8fgr9txmqAWpYAdMkysaub9tw
+7QsliRS76/ws3rPx/q/f/aRkhEnighjHQOmAfCYFJw5pQaqqDGEp3cpKsAClgmG6
+KEGJm7P5r5d9FMkRHCoOnV+k7TOgGzvM9gGtpjrQT1cfT/YSjSspfpkrMLitv0Iu
+OEfeecXaA5oZlovnPIhru42pGRGBPF4Ueyi24gi9/s/1ILTATu4QojcAhnwk1FMD
+yF8th6W5Bu9E7w==
+-----END CERTIFICATE-----
+`;
+
+/** The test root's private key (PKCS#1 PEM). Test material: it signs only test certificates. */
+export const TEST_ROOT_PRIVATE_KEY_PEM = `-----BEGIN RSA PRIVATE KEY-----
+MIIEogIBAAKCAQEAvrDOcoKG5m5G/n5hQFnRV9GCIrvN+RTl7AI6Ifs72zwoUqts
+/LuzWQ7wtSwsnUkxY0Xe/+/PRpSc/wMjqk0UL7noJRgWkDjfEjuDVinpnfCB0riV
+q2glgr6Je121SUxCicLaPQtdbQ2YqDPOlDT6XwkJvqj/qq1HCmKuVkL0W19KESox
+A4TuHkpJbiCVpN5mJK/ViZ3Y5JoEZL+98Jpr3W1+LMQGYExrOvTBbGarsWpzHxhj
+BgCnMpUCdGUcDTn6rsfwYab89S9gAU46sEbWi1i3Szf/uk3PQELO5tlti8jh1GQQ
+gOSAgZtUdS1mFTXek25Zpjv2Imma2US+SxQ/9wIDAQABAoIBAATHS8CHa66PJOO5
+cnQm8J2/U23NrdqIDK057sZtgdp7b3Bi5sTXs9yPdrZu+GGGWbwx+cEt1vUDizlU
+J2HJs4s6DoqfbHp3lvG84J7QIqKPJXrVwwXS3kt74bPNtn5qAs6Oq3TMJ4oMDlGN
+TRWnZ1ozdX576RnziRVYZf8lrBeimt9kLCUD7DNHYQ0PsVbCsoJj31tmnrLVRrMi
+BUrLBLHhgFLbkTVAqhSHshzLs5wB4Klo3g0mHhctZntx3QEKfeGyOrQlxakgvXjj
+hKm4/IMJMv81uf57Jf1OAzybbqYdvxSD/C/PUPNi4ZnthgKv27R2Pw2pXcLRW12B
+PIB4YQECgYEA4a0dkNfUY3z/OuRFn8fnX2q1uS7/n2hi+iyjoIrpS4NSJfLPzJuc
+vFly8zgk72insdb0Xi+ykj/eZ6LuUwG2GGe+eHQL4yge2K82z5uF1DCF7sTLHV9V
+uJv4g1T9PycGrSLAUe1z7VKO/t3SCS1WdvPkI+tg7ytnc2wVK5hYfxECgYEA2FA+
+2NClIO8e6dw46oZKM7e8Mun8rCoubZAAyrLIL/pdoPG7S/1m7Jn4fHI8ryWF0BcW
+634vHQe5pE54fzHlUjb8fYaPxhB52sv4FuPzhbxzEVMBc2zfhQYBK3NtCw6P3tRv
+b/SE8YmpwMzChVAQ0xYPoUHTuVoyW/rPPOuxXocCgYB3JtnXYb0HkjWHuIJyLC+j
+F0o/LetVFN49TFhQKUen0PwMgTjpxLdqUqf4doo5xT3VDbMUD4bu5L3eZg4C0YJ9
+PDk6i7rDAqnWqhv8XRa5w6zTNiAvr+gogmEhpjvXnhlOTGzSVNbCVLafJisBIWjn
+gTnRJTOW04nZTRWYYOVIoQKBgHOMagXnbk3pbdn+iWi902VNAHsyAob1AVgFVGby
+mX0HgHw4pJQzCIfat6HCZCgrIw/FRbkF7qTTO5dJU5SeUqFYPgfPmX1zz6PQ0PVp
+TuxhfhYDAQNnZP7p9jX/sn/1h2TAlcZ4F4vuvX7/4ejUnCgl4LODNlYMmFoJ4Cnq
+vRSBAoGACcZionsHDxEiKa7jC/FnoiziWu7DJvOdidLoE8dev23WN13yL4kywlYA
+JC9Ck6hyEpt4PXmB447elM3DDnYE6In5gtNRy0OkUlX+TGZGOrUfZ/IotgcptIOy
+HFoqX6nPAfPzinvNvEGRpxwu15MfL0BoICgvfyTVx8OAHDGAI3Q=
+-----END RSA PRIVATE KEY-----
+`;
