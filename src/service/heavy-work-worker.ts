@@ -5,15 +5,16 @@
  */
 import { lowerThreadPriority } from '../adapters/thread-priority.js';
 import type { ReceivedAnalysis } from '../core/received/check.js';
+import type { TrustStore } from '../core/sign/chain.js';
 import type { DocumentRow } from '../store/schema.js';
 import { renderPdf } from './pdf.js';
-import { analyzeFile, type CheckArgs, type FileToAnalyze } from './recibidos/analyze.js';
+import { analyzeFile, type FileToAnalyze } from './recibidos/analyze.js';
 
 // Behind the event loop when the CPU is short: a cheap request waits for no check or PDF.
 lowerThreadPriority(10);
 
 export type HeavyTask =
-  | { kind: 'analyze'; files: FileToAnalyze[]; limit: number; /** epoch ms */ now: number; args: CheckArgs }
+  | { kind: 'analyze'; files: FileToAnalyze[]; limit: number; /** epoch ms */ now: number; trust?: TrustStore }
   | { kind: 'pdf'; row: Pick<DocumentRow, 'xml' | 'state' | 'clave'> & Partial<DocumentRow> };
 
 /** A task's own failure comes back as `{ error }`: a thrown error means the thread itself failed. */
@@ -23,7 +24,7 @@ export default async function run(task: HeavyTask): Promise<HeavyAnswer> {
   try {
     if (task.kind === 'analyze') {
       const now = new Date(task.now);
-      return { analyses: task.files.map((f) => analyzeFile(f, task.limit, now, ...task.args)) };
+      return { analyses: task.files.map((f) => analyzeFile(f, task.limit, now, task.trust)) };
     }
     return { pdf: await renderPdf(undefined, task.row) };
   } catch (e) {

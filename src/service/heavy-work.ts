@@ -20,17 +20,18 @@ import { availableParallelism } from 'node:os';
 import { FallibleThreads } from '../adapters/thread-pool.js';
 import { workerModule } from '../adapters/worker-module.js';
 import type { ReceivedAnalysis } from '../core/received/check.js';
+import type { TrustStore } from '../core/sign/chain.js';
 import type { DocumentRow } from '../store/schema.js';
 import type { HeavyAnswer, HeavyTask } from './heavy-work-worker.js';
 import { PdfCache, PDF_CACHE_BYTES } from './pdf-cache.js';
-import { analyzeFile, type CheckArgs, type FileToAnalyze } from './recibidos/analyze.js';
+import { analyzeFile, type FileToAnalyze } from './recibidos/analyze.js';
 
 export type PdfRow = Pick<DocumentRow, 'xml' | 'state' | 'clave'> & Partial<DocumentRow>;
 
 /** What the use cases hand over (ServiceContext.heavyWork). */
 export interface HeavyWork {
   /** recibidos/analyze.ts `analyzeFile` of each file, in order. */
-  analyzeReceived(files: readonly FileToAnalyze[], limit: number, now: Date, ...args: CheckArgs): Promise<ReceivedAnalysis[]>;
+  analyzeReceived(files: readonly FileToAnalyze[], limit: number, now: Date, trust?: TrustStore): Promise<ReceivedAnalysis[]>;
   /** pdf.ts `renderPdf` of a stored row (the row the account's own: checked by the caller). */
   documentPdf(row: PdfRow): Promise<Buffer>;
   close(): Promise<void>;
@@ -89,15 +90,15 @@ export class ServiceThreads implements HeavyWork {
     return this.pdfs?.hits ?? 0;
   }
 
-  async analyzeReceived(files: readonly FileToAnalyze[], limit: number, now: Date, ...args: CheckArgs): Promise<ReceivedAnalysis[]> {
+  async analyzeReceived(files: readonly FileToAnalyze[], limit: number, now: Date, trust?: TrustStore): Promise<ReceivedAnalysis[]> {
     const total = files.reduce((n, f) => n + f.bytes.length, 0);
-    if (total < this.minBytes) return this.here(files, limit, now, args);
+    if (total < this.minBytes) return this.here(files, limit, now, trust);
     const out: ReceivedAnalysis[] = [];
     for (const chunk of chunks(files, this.chunkBytes)) {
       const answer = this.threads.usable
-        ? await this.threads.run({ kind: 'analyze', files: chunk.map(ownBytes), limit, now: now.getTime(), args })
+        ? await this.threads.run({ kind: 'analyze', files: chunk.map(ownBytes), limit, now: now.getTime(), trust })
         : undefined;
-      if (answer === undefined) out.push(...this.here(chunk, limit, now, args));
+      if (answer === undefined) out.push(...this.here(chunk, limit, now, trust));
       else if ('analyses' in answer) {
         this.stats.filesOnThreads += chunk.length;
         out.push(...answer.analyses);
@@ -126,9 +127,9 @@ export class ServiceThreads implements HeavyWork {
     return this.threads.close();
   }
 
-  private here(files: readonly FileToAnalyze[], limit: number, now: Date, args: CheckArgs): ReceivedAnalysis[] {
+  private here(files: readonly FileToAnalyze[], limit: number, now: Date, trust?: TrustStore): ReceivedAnalysis[] {
     this.stats.filesHere += files.length;
-    return files.map((f) => analyzeFile(f, limit, now, ...args));
+    return files.map((f) => analyzeFile(f, limit, now, trust));
   }
 }
 

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { analyzeReceived, type ReceivedAnalysis } from '../../core/received/check.js';
 import { oversizeFinding } from '../../core/received/limits.js';
+import type { TrustStore } from '../../core/sign/chain.js';
 
 /** A file as import.ts receives it: its bytes and, when they are only its beginning, its size. */
 export interface FileToAnalyze {
@@ -15,14 +16,12 @@ export interface FileToAnalyze {
 }
 
 /**
- * What `analyzeReceived` takes besides the bytes and the clock (e.g. the trust anchors of the signing certificate's
- * chain), handed through as it is. Plain data: it crosses to a thread by postMessage (an X509Certificate does too).
+ * The bytes' analysis, or the refusal of a file over the size limit without reading it. `trust`: the anchors the
+ * signing certificate must chain to (recibidos/trust.ts; none: nothing is trusted). Plain data: it crosses to a thread
+ * as it is (postMessage carries X509Certificate objects).
  */
-export type CheckArgs = Parameters<typeof analyzeReceived> extends [Uint8Array, Date, ...infer Rest] ? Rest : [];
-
-/** The bytes' analysis, or the refusal of a file over the size limit without reading it. */
-export function analyzeFile(file: FileToAnalyze, limit: number, now: Date, ...args: CheckArgs): ReceivedAnalysis {
+export function analyzeFile(file: FileToAnalyze, limit: number, now: Date, trust?: TrustStore): ReceivedAnalysis {
   const size = Math.max(file.size ?? 0, file.bytes.length);
-  if (size <= limit) return analyzeReceived(file.bytes, now, ...args);
+  if (size <= limit) return analyzeReceived(file.bytes, now, trust);
   return { sha256: createHash('sha256').update(file.bytes).digest('hex'), iva: [], findings: [oversizeFinding(size, limit)], warnings: [] };
 }
