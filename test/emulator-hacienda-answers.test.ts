@@ -13,44 +13,24 @@ import { signCanonical } from '../src/core/sign/xades.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
 import { parseMensajeHaciendaXml } from '../src/core/xml/parse-mensaje.js';
 import type { Comprobante } from '../src/core/model.js';
-import { parseDetalleErrors, ReceptionClient, resolveEndpoints, type HaciendaEndpoints, type ReceptionStatus, type SubmitRequest } from '../src/hacienda/client/index.js';
+import { parseDetalleErrors, ReceptionClient, type ReceptionStatus, type SubmitRequest } from '../src/hacienda/client/index.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
-import { FAST_RETRY } from './helpers/hacienda.js';
+import { crDay, crIso, FAST_RETRY, sandboxEndpoints } from './helpers/hacienda.js';
 
 const FIXTURES = new URL('../fixtures/documents/', import.meta.url);
 const body = (name: string) => JSON.parse(readFileSync(new URL(`${name}.json`, FIXTURES), 'utf8')) as Record<string, any>;
 const OPENING = 'Este comprobante fue recibido en el ambiente de pruebas, por lo cual no tiene validez para fines tributarios.';
 
 /** Today 06:00 in Costa Rica, as an instant: the emulator's clock, so that "later today" and "tomorrow" are fixed. */
-function crToday(hour: number, plusDays = 0): Date {
-  const p = crParts(new Date());
-  return new Date(Date.UTC(p.year, p.month - 1, p.day + plusDays, hour + 6, 0, 0));
-}
-const iso = (d: Date) => {
-  const p = crParts(d);
-  const two = (n: number) => String(n).padStart(2, '0');
-  return `${p.year}-${two(p.month)}-${two(p.day)}T${two(p.hour)}:${two(p.minute)}:${two(p.second)}-06:00`;
-};
 
-function sandboxEndpoints(baseUrl: string): HaciendaEndpoints {
-  const local = resolveEndpoints('local', { baseUrl });
-  return {
-    ...local,
-    environment: 'sandbox',
-    tokenUrl: local.tokenUrl.replace('/realms/rut/', '/realms/rut-stag/'),
-    logoutUrl: local.logoutUrl.replace('/realms/rut/', '/realms/rut-stag/'),
-    clientId: 'api-stag',
-    receptionBaseUrl: local.receptionBaseUrl.replace('/recepcion/v1', '/recepcion-sandbox/v1'),
-  };
-}
 
 let emu: RunningEmulator;
 let rc: ReceptionClient;
 let t: TestIssuer;
 let n = 0;
 const newId = () => randomBytes(8).toString('hex');
-const NOW = crToday(6);
+const NOW = crDay(6);
 
 beforeAll(async () => {
   t = makeTestIssuer();
@@ -74,7 +54,7 @@ function build(
 ): Built {
   const b = body(name);
   b.numeroReferencia = 5000 + n++;
-  b.fechaEmision = opts.fecha ?? iso(crToday(5));
+  b.fechaEmision = opts.fecha ?? crIso(crDay(5));
   opts.body?.(b);
   const p = parseDocument(b, t.issuer, { securityCode: opts.securityCode ?? String(10_000_000 + n) });
   if (!p.ok) throw new Error(JSON.stringify(p.findings));
@@ -161,10 +141,10 @@ describe('the table of NOTES §6.3, code by code', () => {
   });
 
   it('-53: a later day is refused; later the same day is a warning and the document stands', async () => {
-    const tomorrow = await verdict(build(FE, { fecha: iso(crToday(8, 1)) }));
+    const tomorrow = await verdict(build(FE, { fecha: crIso(crDay(8, 1)) }));
     expect(tomorrow.estado).toBe('rechazado');
     expect(coded(tomorrow)).toEqual([[-53, 'La fecha de emisión del comprobante electrónico no puede ser superior al día de hoy.']]);
-    const later = await verdict(build(FE, { fecha: iso(crToday(8)) }));
+    const later = await verdict(build(FE, { fecha: crIso(crDay(8)) }));
     expect(later.estado).toBe('aceptado');
     expect(coded(later)).toEqual([[-53, 'La hora indicada en la emisión del archivo XML no coincide con la hora oficial.']]);
     // Accepted with a warning: the list without the "errores" heading, CR LF line ends, doubled quotes.

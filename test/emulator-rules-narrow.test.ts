@@ -6,15 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from '../src/core/document.js';
-import { crParts } from '../src/core/dates.js';
 import { signCanonical } from '../src/core/sign/xades.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
 import type { Comprobante } from '../src/core/model.js';
-import { parseDetalleErrors, ReceptionClient, resolveEndpoints, type HaciendaEndpoints, type ReceptionStatus, type SubmitRequest } from '../src/hacienda/client/index.js';
+import { parseDetalleErrors, ReceptionClient, resolveEndpoints, type ReceptionStatus, type SubmitRequest } from '../src/hacienda/client/index.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { detalleMensaje } from '../src/emulator/mensaje.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
-import { FAST_RETRY } from './helpers/hacienda.js';
+import { crDay, crIso, FAST_RETRY, sandboxEndpoints } from './helpers/hacienda.js';
 import { templateDocument, xmlsecSign, type Shape } from './helpers/xmlsec-sign.js';
 
 const FIXTURES = new URL('../fixtures/documents/', import.meta.url);
@@ -28,27 +27,7 @@ const TEXT_37 =
   "Estimado obligado tributario los datos suministrados en provincia, cantón y distrito del 'emisor' no concuerdan con la información registrada en la Dirección General de Tributación, favor proceder actualizar sus datos.";
 const NO_XADES = 'La firma del documento no es XAdES, se obtuvo [ERROR]';
 
-function crToday(hour: number): Date {
-  const p = crParts(new Date());
-  return new Date(Date.UTC(p.year, p.month - 1, p.day, hour + 6, 0, 0));
-}
-const iso = (d: Date) => {
-  const p = crParts(d);
-  const two = (n: number) => String(n).padStart(2, '0');
-  return `${p.year}-${two(p.month)}-${two(p.day)}T${two(p.hour)}:${two(p.minute)}:${two(p.second)}-06:00`;
-};
 
-function sandboxEndpoints(baseUrl: string): HaciendaEndpoints {
-  const local = resolveEndpoints('local', { baseUrl });
-  return {
-    ...local,
-    environment: 'sandbox',
-    tokenUrl: local.tokenUrl.replace('/realms/rut/', '/realms/rut-stag/'),
-    logoutUrl: local.logoutUrl.replace('/realms/rut/', '/realms/rut-stag/'),
-    clientId: 'api-stag',
-    receptionBaseUrl: local.receptionBaseUrl.replace('/recepcion/v1', '/recepcion-sandbox/v1'),
-  };
-}
 
 let emu: RunningEmulator;
 let sandbox: ReceptionClient;
@@ -56,7 +35,7 @@ let production: ReceptionClient;
 let t: TestIssuer;
 let n = 0;
 const newId = () => randomBytes(8).toString('hex');
-const NOW = crToday(6);
+const NOW = crDay(6);
 
 beforeAll(async () => {
   t = makeTestIssuer();
@@ -82,7 +61,7 @@ interface Built {
 function build(name: string, opts: { body?: (b: Record<string, any>) => void; xml?: (x: string) => string } = {}): Built {
   const b = body(name);
   b.numeroReferencia = 7000 + n++;
-  b.fechaEmision = iso(crToday(5));
+  b.fechaEmision = crIso(crDay(5));
   opts.body?.(b);
   const p = parseDocument(b, t.issuer, { securityCode: String(20_000_000 + n) });
   if (!p.ok) throw new Error(JSON.stringify(p.findings));
@@ -185,7 +164,7 @@ describe("the signature's form first, alone, before the schema", () => {
     docTransform: 'xpath',
     keyInfoReference: false,
     certDigest: 'sha256',
-    signingTime: iso(crToday(5)),
+    signingTime: crIso(crDay(5)),
     policy,
   });
   /** Signed outside fecr by xmlsec1: a plain XMLDSig signature, no SignedProperties reference, no QualifyingProperties. */

@@ -5,27 +5,15 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from '../../src/core/document.js';
-import { crParts } from '../../src/core/dates.js';
 import { signCanonical } from '../../src/core/sign/xades.js';
 import { buildComprobanteXml } from '../../src/core/xml/build.js';
 import { ReceptionClient, resolveEndpoints, type ReceptionStatus, type SubmitRequest } from '../../src/hacienda/client/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { runCli, tempDir } from './cli.js';
-import { FAST_RETRY } from './hacienda.js';
+import { crDay, crIso, FAST_RETRY } from './hacienda.js';
 import { makeTestIssuer, type TestIssuer } from './issuer.js';
 
-/** A date `plusDays` from today in Costa Rica at `hour`:00 (-06:00). */
-export function crDay(hour: number, plusDays = 0): Date {
-  const p = crParts(new Date());
-  return new Date(Date.UTC(p.year, p.month - 1, p.day + plusDays, hour + 6, 0, 0));
-}
-
-/** `2026-11-27T05:00:00-06:00`. */
-export function crIso(d: Date): string {
-  const p = crParts(d);
-  const two = (n: number) => String(n).padStart(2, '0');
-  return `${p.year}-${two(p.month)}-${two(p.day)}T${two(p.hour)}:${two(p.minute)}:${two(p.second)}-06:00`;
-}
+export { crDay, crIso };
 
 export interface EmulatorVerdict {
   /** 'refused' when fecr's own checks refuse the body (it is never sent). */
