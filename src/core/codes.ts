@@ -2,19 +2,20 @@
  * Code tables of comprobantes v4.4 (ANEXOS notas; enumerations of the official XSDs).
  * One table per concept; labels in Spanish as the ANEXOS spell them.
  */
+import { codeTable } from './code-table.js';
 
 /** Nota 4: tipo de identificación, with the number format each requires. */
-export const TIPOS_IDENTIFICACION: Record<string, { label: string; pattern: RegExp; rule: string }> = {
+export const TIPOS_IDENTIFICACION: Record<string, { label: string; pattern: RegExp; rule: string }> = codeTable({
   '01': { label: 'Cédula Física', pattern: /^[1-9]\d{8}$/, rule: '9 digits, no leading zero' },
   '02': { label: 'Cédula Jurídica', pattern: /^\d{10}$/, rule: '10 digits' },
   '03': { label: 'DIMEX', pattern: /^[1-9]\d{10,11}$/, rule: '11 or 12 digits, no leading zero' },
   '04': { label: 'NITE', pattern: /^\d{10}$/, rule: '10 digits' },
   '05': { label: 'Extranjero No Domiciliado', pattern: /^[A-Za-z0-9]{1,20}$/, rule: 'up to 20 letters or digits' },
   '06': { label: 'No Contribuyente', pattern: /^[A-Za-z0-9]{1,20}$/, rule: 'up to 20 letters or digits' },
-};
+});
 
 /** Nota 8: código del impuesto. */
-export const CODIGOS_IMPUESTO: Record<string, string> = {
+export const CODIGOS_IMPUESTO: Record<string, string> = codeTable({
   '01': 'Impuesto al Valor Agregado',
   '02': 'Impuesto Selectivo de Consumo',
   '03': 'Impuesto Único a los Combustibles',
@@ -25,13 +26,13 @@ export const CODIGOS_IMPUESTO: Record<string, string> = {
   '08': 'IVA Régimen de Bienes Usados (Factor)',
   '12': 'Impuesto Específico al Cemento',
   '99': 'Otros',
-};
+});
 
 /** Taxes added to the BaseImponible of the IVA (ANEXOS p.36). */
 export const IMPUESTOS_EN_BASE_IMPONIBLE = new Set(['02', '04', '05', '12']);
 
 /** Nota 8.1: código de la tarifa del IVA and its rate in percent. `ncndOnly` codes are transitional. */
-export const TARIFAS_IVA: Record<string, { label: string; rate: string; ncndOnly?: boolean }> = {
+export const TARIFAS_IVA: Record<string, { label: string; rate: string; ncndOnly?: boolean }> = codeTable({
   '01': { label: 'Tarifa 0% (Artículo 32, num 1, RLIVA)', rate: '0' },
   '02': { label: 'Tarifa reducida 1%', rate: '1' },
   '03': { label: 'Tarifa reducida 2%', rate: '2' },
@@ -43,10 +44,10 @@ export const TARIFAS_IVA: Record<string, { label: string; rate: string; ncndOnly
   '09': { label: 'Tarifa reducida 0.5%', rate: '0.5' },
   '10': { label: 'Tarifa Exenta', rate: '0' },
   '11': { label: 'Tarifa 0% sin derecho a crédito', rate: '0' },
-};
+});
 
 /** Nota 5: condiciones de la venta allowed in FE/NC/ND/TE (REP-only 09 and 11 excluded). */
-export const CONDICIONES_VENTA: Record<string, string> = {
+export const CONDICIONES_VENTA: Record<string, string> = codeTable({
   '01': 'Contado',
   '02': 'Crédito',
   '03': 'Consignación',
@@ -61,19 +62,19 @@ export const CONDICIONES_VENTA: Record<string, string> = {
   '14': 'Arrendamiento operativo',
   '15': 'Arrendamiento financiero',
   '99': 'Otros',
-};
+});
 
 /** Nota 5: the condiciones of a recibo electrónico de pago only (the payment of 08 and of 10). */
-export const CONDICIONES_VENTA_REP: Record<string, string> = {
+export const CONDICIONES_VENTA_REP: Record<string, string> = codeTable({
   '09': 'Pago de servicios prestados al Estado',
   '11': 'Pago de venta a crédito en IVA hasta 90 días (Artículo 27, LIVA)',
-};
+});
 
 /** CondicionVenta values for which MedioPago may be omitted (ANEXOS p.54). */
 export const CONDICIONES_SIN_MEDIO_PAGO = new Set(['02', '08', '10']);
 
 /** Nota 6: tipo de medio de pago. */
-export const MEDIOS_PAGO: Record<string, string> = {
+export const MEDIOS_PAGO: Record<string, string> = codeTable({
   '01': 'Efectivo',
   '02': 'Tarjeta',
   '03': 'Cheque',
@@ -82,10 +83,10 @@ export const MEDIOS_PAGO: Record<string, string> = {
   '06': 'SINPE MÓVIL',
   '07': 'Plataforma Digital',
   '99': 'Otros',
-};
+});
 
 /** Nota 10.1: tipo de documento de exoneración. `ncndOnly` codes may only appear in NC/ND. */
-export const TIPOS_EXONERACION: Record<string, { label: string; ncndOnly?: boolean; requiresArticulo?: boolean }> = {
+export const TIPOS_EXONERACION: Record<string, { label: string; ncndOnly?: boolean; requiresArticulo?: boolean }> = codeTable({
   '01': { label: 'Compras autorizadas por la Dirección General de Tributación', ncndOnly: true },
   '02': { label: 'Ventas exentas a diplomáticos', requiresArticulo: true },
   '03': { label: 'Autorizado por Ley especial', requiresArticulo: true },
@@ -98,10 +99,10 @@ export const TIPOS_EXONERACION: Record<string, { label: string; ncndOnly?: boole
   '10': { label: 'Órgano de las corporaciones municipales' },
   '11': { label: 'Exenciones Dirección General de Hacienda Autorización de Impuesto Local Concreta' },
   '99': { label: 'Otros' },
-};
+});
 
 /** Nota 23: nombre de la institución que emitió la exoneración. */
-export const INSTITUCIONES_EXONERACION: Record<string, string> = {
+export const INSTITUCIONES_EXONERACION: Record<string, string> = codeTable({
   '01': 'Ministerio de Hacienda',
   '02': 'Ministerio de Relaciones Exteriores y Culto',
   '03': 'Ministerio de Agricultura y Ganadería',
@@ -115,10 +116,10 @@ export const INSTITUCIONES_EXONERACION: Record<string, string> = {
   '11': 'Junta de Protección Social (JPS)',
   '12': 'Autoridad Reguladora de los Servicios Públicos (Aresep)',
   '99': 'Otros',
-};
+});
 
 /** Nota 20: código del descuento. */
-export const CODIGOS_DESCUENTO: Record<string, string> = {
+export const CODIGOS_DESCUENTO: Record<string, string> = codeTable({
   '01': 'Descuento por Regalía',
   '02': 'Descuento por Regalía o Bonificaciones IVA Cobrado al Cliente',
   '03': 'Descuento por Bonificación',
@@ -129,10 +130,10 @@ export const CODIGOS_DESCUENTO: Record<string, string> = {
   '08': 'Descuento por frecuencia',
   '09': 'Descuento sostenido',
   '99': 'Otros descuentos',
-};
+});
 
 /** Nota 16: tipo de documento de otros cargos. */
-export const TIPOS_OTROS_CARGOS: Record<string, string> = {
+export const TIPOS_OTROS_CARGOS: Record<string, string> = codeTable({
   '01': 'Contribución parafiscal',
   '02': 'Timbre de la Cruz Roja',
   '03': 'Timbre de Benemérito Cuerpo de Bomberos de Costa Rica',
@@ -144,10 +145,10 @@ export const TIPOS_OTROS_CARGOS: Record<string, string> = {
   '09': 'Multas o Penalizaciones',
   '10': 'Intereses Moratorios',
   '99': 'Otros Cargos',
-};
+});
 
 /** Nota 9: código de referencia (the April-2026 XSDs; 17 only in the recibo electrónico de pago). */
-export const CODIGOS_REFERENCIA: Record<string, string> = {
+export const CODIGOS_REFERENCIA: Record<string, string> = codeTable({
   '01': 'Anula documento de referencia',
   '02': 'Corrige monto',
   '04': 'Referencia a otro documento',
@@ -165,13 +166,13 @@ export const CODIGOS_REFERENCIA: Record<string, string> = {
   '16': 'Sustituye comprobante electrónico rechazado',
   '17': 'Pago a comprobante electrónico',
   '99': 'Otros',
-};
+});
 
 /** Códigos de referencia that only the recibo electrónico de pago (REP) accepts. */
 export const CODIGOS_REFERENCIA_SOLO_REP = new Set(['17']);
 
 /** Nota 10: tipo de documento de referencia (the April-2026 XSDs). */
-export const TIPOS_DOC_REFERENCIA: Record<string, string> = {
+export const TIPOS_DOC_REFERENCIA: Record<string, string> = codeTable({
   '01': 'Factura electrónica',
   '02': 'Nota de débito electrónica',
   '03': 'Nota de crédito electrónica',
@@ -193,7 +194,7 @@ export const TIPOS_DOC_REFERENCIA: Record<string, string> = {
   '19': 'Factura Electrónica de Exportación',
   '20': 'Recibo Electrónico de Pago',
   '99': 'Otros',
-};
+});
 
 /** Nota 22: tipo de transacción. */
 export const TIPOS_TRANSACCION = new Set(['01', '02', '03', '04', '05', '06', '07', '08', '09', '10', '11', '12', '13']);

@@ -9,6 +9,7 @@
  * again until its credentials are updated; then it is `pendiente` again and sent (service/delivery/credentials.ts).
  */
 import type { DocumentKind } from './model.js';
+import { codeTable } from './code-table.js';
 
 export { isClave, CLAVE_PATTERN } from './clave.js';
 
@@ -25,7 +26,7 @@ export const HELD_STATES: readonly DocumentState[] = [CREDENTIALS_REFUSED];
 export const FINAL_STATES: readonly DocumentState[] = ['aceptado', 'rechazado', 'error'];
 
 /** The spec's `tipoDoc` (Hacienda's code, with or without its leading zero) → the kind of comprobante. */
-export const KIND_OF_TIPO_DOC: Readonly<Record<string, DocumentKind>> = {
+export const KIND_OF_TIPO_DOC: Readonly<Record<string, DocumentKind>> = codeTable({
   '1': 'FE', '01': 'FE',
   '2': 'ND', '02': 'ND',
   '3': 'NC', '03': 'NC',
@@ -33,7 +34,7 @@ export const KIND_OF_TIPO_DOC: Readonly<Record<string, DocumentKind>> = {
   '8': 'FEC', '08': 'FEC',
   '9': 'FEE', '09': 'FEE',
   '10': 'REP',
-};
+});
 
 /** The spec's `tipoDoc` of each kind (Hacienda's code without its leading zero). */
 export const TIPO_DOC_OF_KIND: Readonly<Record<DocumentKind, string>> = { FE: '1', ND: '2', NC: '3', TE: '4', FEC: '8', FEE: '9', REP: '10' };

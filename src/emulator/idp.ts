@@ -9,6 +9,7 @@ import { SignJWT, jwtVerify, exportJWK, type JWTPayload } from 'jose';
 import { REALMS } from '../hacienda/client/endpoints.js';
 import type { EmulatorKeys } from './keys.js';
 import type { EmulatorEnvironment, EmulatorStore } from './store.js';
+import { codeTable } from '../core/code-table.js';
 
 export interface RealmInfo {
   realm: string;
@@ -16,10 +17,10 @@ export interface RealmInfo {
   environment: EmulatorEnvironment;
 }
 
-export const EMULATOR_REALMS: Record<string, RealmInfo> = {
+export const EMULATOR_REALMS: Record<string, RealmInfo> = codeTable({
   [REALMS.production.realm]: { realm: REALMS.production.realm, clientId: REALMS.production.clientId, environment: 'production' },
   [REALMS.sandbox.realm]: { realm: REALMS.sandbox.realm, clientId: REALMS.sandbox.clientId, environment: 'sandbox' },
-};
+});
 
 export interface IdpOptions {
   store: EmulatorStore;

@@ -18,11 +18,12 @@
 import type { ParsedComprobante } from '../core/xml/parse-comprobante.js';
 import { CODIGOS, err } from './codes.js';
 import type { EmulatorEnvironment, EmulatorStore, ValidationErrorItem } from './store.js';
+import { codeTable } from '../core/code-table.js';
 
 const NACIONAL = new Set(['01', '02', '03', '04']);
 const TIPOS_DOC_IR_REP = new Set(['01', '02', '03', '04', '08']);
 /** The REP's CondicionVenta → the CondicionVenta of the sale it pays. */
-const PAGA: Record<string, string> = { '09': '08', '11': '10' };
+const PAGA: Record<string, string> = codeTable({ '09': '08', '11': '10' });
 
 /** The kind's rules that the document alone shows. */
 export function kindErrors(doc: ParsedComprobante): ValidationErrorItem[] {

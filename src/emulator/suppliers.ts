@@ -21,6 +21,7 @@ import { signCanonical } from '../core/sign/xades.js';
 import { computeTotals, type Totals } from '../core/totals.js';
 import { buildComprobanteXml } from '../core/xml/build.js';
 import type { EmulatorStore } from './store.js';
+import { codeTable } from '../core/code-table.js';
 
 export interface TestSupplier {
   identificacion: string;
@@ -43,7 +44,7 @@ export interface SupplierLine {
   unidadMedida?: string;
 }
 
-const RATE: Record<string, string> = { '01': '0', '02': '1', '03': '2', '04': '4', '08': '13', '09': '0.5', '10': '0', '11': '0' };
+const RATE: Record<string, string> = codeTable({ '01': '0', '02': '1', '03': '2', '04': '4', '08': '13', '09': '0.5', '10': '0', '11': '0' });
 
 export const SUPPLIER_KINDS = ['FE', 'ND', 'NC', 'FEC'] as const;
 export type SupplierKind = (typeof SUPPLIER_KINDS)[number];

@@ -28,6 +28,7 @@ import { importRecibidos } from '../service/recibidos/import.js';
 import { getRecibido, listRecibidos, monthlySummary, RECIBIDO_ESTADOS, RECIBIDO_FILES, recibidoFile } from '../service/recibidos/queries.js';
 import { BODY_LIMIT, ERROR_CODES, HttpError, MESSAGES } from './errors.js';
 import { run, valid } from './request.js';
+import { codeTable } from '../core/code-table.js';
 
 export const RECIBIDOS_PATHS = ['/api/recibidos', '/api/recibidos/consultar', '/api/recibidos/detalle', '/api/recibidos/decidir', '/api/recibidos/resumen', '/api/recibidos/archivo'] as const;
 
@@ -60,7 +61,7 @@ export const SummaryBody = z.object({ mes: z.string().regex(/^\d{4}-(0[1-9]|1[0-
 export const RecibidoFileBody = ClaveBody.extend({ fileType: z.enum(RECIBIDO_FILES, { error: `must be one of ${RECIBIDO_FILES.join(', ')}` }).default('XML') });
 
 /** For /openapi.json (src/server/openapi.ts): request bodies (`…Body`) and the `data` of each answer. */
-export const RECIBIDOS_SCHEMAS: Record<string, z.ZodType> = {
+export const RECIBIDOS_SCHEMAS: Record<string, z.ZodType> = codeTable({
   RecibidosImportBody: ImportBody,
   RecibidosListBody: ListRecibidosBody,
   RecibidoClaveBody: ClaveBody,
@@ -73,7 +74,7 @@ export const RECIBIDOS_SCHEMAS: Record<string, z.ZodType> = {
   RecibidoDecisionResponse: z.object({ clave: z.string(), estado: z.string(), mensaje: z.number(), consecutivoReceptor: z.string(), mensajeClave: z.string() }).loose(),
   RecibidosSummaryResponse: z.object({ mes: z.string(), documentos: z.number(), porTarifa: z.array(z.object({}).loose()), totales: z.object({}).loose() }).loose(),
   RecibidoFileResponse: z.object({ claveHacienda: z.string(), fileType: z.string(), encodedFile: z.string() }),
-};
+});
 
 const ext = (path: (typeof RECIBIDOS_PATHS)[number], summary: string, request: string, response: string, errors: number[]) => ({
   path,

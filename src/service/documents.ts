@@ -17,6 +17,7 @@ import { findIssuer, issuerForSigning, isUniqueViolation } from './issuers.js';
 import { enqueueJob, pgAddNewDocumentSendJob } from '../store/jobs.js';
 import { ServiceError } from './service-error.js';
 import { KIND_OF_TIPO_DOC } from '../core/lifecycle.js';
+import { codeTable } from '../core/code-table.js';
 
 export interface SubmitResult {
   clave: string;
@@ -28,10 +29,10 @@ export interface SubmitResult {
 
 /** tipoDoc → kind, as the core reads it (src/core/document.ts). */
 
-const KIND_NAMES: Record<string, string> = {
+const KIND_NAMES: Record<string, string> = codeTable({
   FE: 'factura electrónica', ND: 'nota de débito', NC: 'nota de crédito', TE: 'tiquete electrónico',
   FEC: 'factura electrónica de compra', FEE: 'factura electrónica de exportación', REP: 'recibo electrónico de pago',
-};
+});
 
 /** Submits a document body (spec "Electronic document") for an issuer of the account. */
 export async function submitDocument(ctx: ServiceContext, accountId: number, body: unknown): Promise<SubmitResult> {

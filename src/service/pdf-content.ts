@@ -17,6 +17,7 @@ import type { DocumentKind } from '../core/model.js';
 import { parseComprobanteXml, type ParsedComprobante, type ParsedExoneracion, type ParsedImpuesto } from '../core/xml/parse-comprobante.js';
 import { parseXmlRoot } from '../core/xml/raw-document.js';
 import type { DocumentRow } from '../store/schema.js';
+import { codeTable } from '../core/code-table.js';
 
 export const PDF_TITLES: Record<DocumentKind, string> = {
   FE: 'Factura Electrónica',
@@ -111,10 +112,10 @@ export function currencySymbol(code: string): string {
   return `${code} `;
 }
 
-export const MONEDA_NAMES: Record<string, string> = { CRC: 'colón costarricense', USD: 'dólar estadounidense', EUR: 'euro' };
+export const MONEDA_NAMES: Record<string, string> = codeTable({ CRC: 'colón costarricense', USD: 'dólar estadounidense', EUR: 'euro' });
 
 /** Provincias of Costa Rica (División Territorial Administrativa). Cantón and distrito have no table here: printed as codes. */
-export const PROVINCIAS: Record<string, string> = {
+export const PROVINCIAS: Record<string, string> = codeTable({
   '1': 'San José',
   '2': 'Alajuela',
   '3': 'Cartago',
@@ -122,7 +123,7 @@ export const PROVINCIAS: Record<string, string> = {
   '5': 'Guanacaste',
   '6': 'Puntarenas',
   '7': 'Limón',
-};
+});
 
 /** `2026-03-15T10:30:00-06:00` → `15/03/2026 10:30:00 (-06:00)`; anything else as is. */
 export function formatFecha(iso: string): string {

@@ -4,6 +4,7 @@
  * `row 2.receptorNumero`, `informacionReferencia[1].numero` → the row of that reference's `referenciaNumero`.
  */
 import type { Finding } from '../../core/model.js';
+import { codeTable } from '../../core/code-table.js';
 
 /** Where a CSV document's parts came from: the file line of each line item's row and of each reference's row. */
 export interface CsvRowMap {
@@ -14,7 +15,7 @@ export interface CsvRowMap {
 }
 
 /** Document-level body paths → their column (the longest prefix wins; an unnamed path keeps its body path). */
-const DOCUMENT_PATHS: Readonly<Record<string, string>> = {
+const DOCUMENT_PATHS: Readonly<Record<string, string>> = codeTable({
   receptor: 'receptorNombre',
   'receptor.nombre': 'receptorNombre',
   'receptor.identificacion': 'receptorTipo',
@@ -42,23 +43,23 @@ const DOCUMENT_PATHS: Readonly<Record<string, string>> = {
   'resumenFactura.mediosPago[0]': 'medioPago',
   'resumenFactura.mediosPago[0].tipoMedioPago': 'medioPago',
   informacionReferencia: 'referenciaTipoDocIR',
-};
+});
 
-const REFERENCE_FIELDS: Readonly<Record<string, string>> = {
+const REFERENCE_FIELDS: Readonly<Record<string, string>> = codeTable({
   tipoDocIR: 'referenciaTipoDocIR',
   numero: 'referenciaNumero',
   fechaEmision: 'referenciaFechaEmision',
   codigo: 'referenciaCodigo',
   razon: 'referenciaRazon',
-};
+});
 
 /** A line's body fields → columns: the row has one tax, so `impuesto[0].tarifa` is the row's `tarifa`. */
-const LINE_FIELDS: Readonly<Record<string, string>> = {
+const LINE_FIELDS: Readonly<Record<string, string>> = codeTable({
   'impuesto[0].tarifa': 'tarifa',
   'impuesto[0].codigoTarifa': 'codigoTarifa',
   'impuesto[0].codigo': 'impuestoCodigo',
-};
-const REP_LINE_FIELDS: Readonly<Record<string, string>> = { ...LINE_FIELDS, subTotal: 'montoPagado', montoTotal: 'baseImponible' };
+});
+const REP_LINE_FIELDS: Readonly<Record<string, string>> = codeTable({ ...LINE_FIELDS, subTotal: 'montoPagado', montoTotal: 'baseImponible' });
 
 /** The column of a document-level path: the longest known prefix, else the path itself. */
 function documentColumn(path: string): string {

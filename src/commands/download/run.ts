@@ -6,6 +6,7 @@ import { info, printJson } from '../../cli/output.js';
 import type { FileType } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
 import { checkClave, DECIDED } from '../documents/shared.js';
+import { codeTable } from '../../core/code-table.js';
 
 export interface DownloadFlags {
   type?: string;
@@ -13,13 +14,13 @@ export interface DownloadFlags {
   json?: boolean;
 }
 
-const TYPES: Record<string, FileType> = { xml: 'XML', pdf: 'PDF', respuesta: 'RESPUESTA' };
+const TYPES: Record<string, FileType> = codeTable({ xml: 'XML', pdf: 'PDF', respuesta: 'RESPUESTA' });
 
 /** A received comprobante's answer files: our MensajeReceptor and Hacienda's answer to it (fecr recibidos). */
-const RECEIVED_TYPES: Record<string, 'MENSAJE_RECEPTOR' | 'RESPUESTA_MENSAJE_RECEPTOR'> = {
+const RECEIVED_TYPES: Record<string, 'MENSAJE_RECEPTOR' | 'RESPUESTA_MENSAJE_RECEPTOR'> = codeTable({
   'mensaje-receptor': 'MENSAJE_RECEPTOR',
   'respuesta-receptor': 'RESPUESTA_MENSAJE_RECEPTOR',
-};
+});
 
 async function downloadReceived(ctx: Ctx, clave: string, type: 'MENSAJE_RECEPTOR' | 'RESPUESTA_MENSAJE_RECEPTOR', opts: DownloadFlags): Promise<void> {
   const bytes = await withBackend(ctx, async (b) => b.recibidos?.().file(clave, type));

@@ -9,21 +9,22 @@ import { ALG_XPATH, canonicalizeDirect, genericOptions, useC14nWithPis, XPathNot
 import { NS_DS } from './policy.js';
 import { addCheck, errorText, type VerifyReport } from './verify-report.js';
 import { childElements, firstChild, isDs } from './xml-dom.js';
+import { codeTable } from '../code-table.js';
 
 /** Digest method URIs → node:crypto hash names. */
-export const HASHES: Record<string, string> = {
+export const HASHES: Record<string, string> = codeTable({
   'http://www.w3.org/2000/09/xmldsig#sha1': 'sha1',
   'http://www.w3.org/2001/04/xmldsig-more#sha224': 'sha224',
   'http://www.w3.org/2001/04/xmlenc#sha256': 'sha256',
   'http://www.w3.org/2001/04/xmldsig-more#sha384': 'sha384',
   'http://www.w3.org/2001/04/xmlenc#sha512': 'sha512',
-};
-const RSA_SIGNATURES: Record<string, string> = {
+});
+const RSA_SIGNATURES: Record<string, string> = codeTable({
   'http://www.w3.org/2000/09/xmldsig#rsa-sha1': 'RSA-SHA1',
   'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256': 'RSA-SHA256',
   'http://www.w3.org/2001/04/xmldsig-more#rsa-sha384': 'RSA-SHA384',
   'http://www.w3.org/2001/04/xmldsig-more#rsa-sha512': 'RSA-SHA512',
-};
+});
 
 export function checkReferencesAndValue(
   report: VerifyReport,

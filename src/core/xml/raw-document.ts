@@ -8,6 +8,7 @@
  */
 import { XMLParser } from 'fast-xml-parser';
 import { escapeText } from './canonical.js';
+import { codeTable } from '../code-table.js';
 
 export class XmlParseError extends Error {
   override name = 'XmlParseError';
@@ -19,7 +20,7 @@ export interface NodeObject {
 }
 
 const ENTITY_RE = /&(?:#x([0-9a-fA-F]+)|#([0-9]+)|(lt|gt|amp|quot|apos));/g;
-const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+const NAMED: Record<string, string> = codeTable({ lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" });
 
 /** XML end-of-line normalization of literal CRs, then entity decoding (`&#xD;` stays a CR). */
 function decodeEntities(raw: string): string {
