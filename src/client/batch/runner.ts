@@ -6,6 +6,7 @@
  * its result carries it.
  */
 import type { Backend, DocumentEstado } from '../backend.js';
+import type { ErrorHacienda } from '../../core/xml/detalle-mensaje.js';
 import type { Finding } from '../../core/model.js';
 import type { BatchItem } from './reader.js';
 import { bodyHash, documentKey, type Finished, type JournalWriter, type ResultState } from './journal.js';
@@ -20,6 +21,8 @@ export interface BatchResult {
    * document is held because Hacienda refused its issuer's credentials (local mode).
    */
   estado?: DocumentEstado;
+  /** With --wait: Hacienda's list (DocumentStatus.errores), when it lists something. */
+  errores?: ErrorHacienda[];
   errors?: Finding[];
 }
 
@@ -141,7 +144,7 @@ export class BatchRunner {
     const p = (async () => {
       try {
         const s = await this.first(() => this.o.backend.waitForVerdict(result.clave!, { timeoutMs: wait.timeoutMs }));
-        this.emit({ ...result, estado: s.estado });
+        this.emit({ ...result, estado: s.estado, ...(s.errores?.length ? { errores: s.errores } : {}) });
       } catch (e) {
         this.emit({ ...result, errors: [{ path: 'clave', message: `could not get the verdict: ${(e as Error).message}` }] });
       }

@@ -88,3 +88,15 @@ export const TEXTOS = {
   firmaSinPolitica: 'La firma del documento no tiene el Policy Id',
   firmaInvalida: (motivo: string) => `La firma del comprobante electrónico no es válida (${motivo})`,
 } as const;
+
+/**
+ * The codes Hacienda lists as warnings (the document stands; NOTES §6.3): -37, -407, fecr's -9010 and -9011, and -53
+ * when its text is the same-day one (a later day's -53 is a rejection). Under a rejection Hacienda lists warnings too;
+ * this tells them apart when DetalleMensaje is read back (core/xml/detalle-mensaje.ts).
+ */
+const AVISOS: ReadonlySet<number> = new Set([CODIGOS.UBICACION, CODIGOS.ACTIVIDAD_NO_REGISTRADA, CODIGOS.ACTIVIDAD_NO_CATALOGADA, CODIGOS.ACTIVIDAD_ANTIGUA]);
+
+export function esAviso(codigo: number | null, mensaje: string): boolean {
+  if (codigo === null) return false;
+  return AVISOS.has(codigo) || (codigo === CODIGOS.FECHA_EMISION && mensaje === TEXTOS.fechaHora53);
+}
