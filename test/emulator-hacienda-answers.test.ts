@@ -13,7 +13,7 @@ import { signCanonical } from '../src/core/sign/xades.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
 import { parseMensajeHaciendaXml } from '../src/core/xml/parse-mensaje.js';
 import type { Comprobante } from '../src/core/model.js';
-import { parseDetalleErrors, ReceptionClient, type ReceptionStatus, type SubmitRequest } from '../src/hacienda/client/index.js';
+import { parseDetalleMensaje, ReceptionClient, type ReceptionStatus, type SubmitRequest } from '../src/hacienda/client/index.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
 import { crDay, crIso, FAST_RETRY, sandboxEndpoints } from './helpers/hacienda.js';
@@ -78,7 +78,7 @@ async function verdict(d: Built, clave = d.doc.clave): Promise<ReceptionStatus> 
   const st = await rc.getStatus(clave);
   // fecr's own reader reads every answer back: the MensajeHacienda and its list.
   expect(st.mensaje).toBeDefined();
-  expect(parseDetalleErrors(st.mensaje!.detalleMensaje ?? '')).toEqual(st.mensaje!.errores);
+  expect(parseDetalleMensaje(st.mensaje!.detalleMensaje ?? '', { aceptado: st.mensaje!.mensaje === 1 })).toEqual(st.mensaje!.errores);
   return st;
 }
 
@@ -204,8 +204,9 @@ describe('the table of NOTES §6.3, code by code', () => {
       {
         codigo: -407,
         mensaje: 'El Código de la Actividad Económica del emisor que se indica en el comprobante electrónico no se encuentra Registrado ante el Ministerio de Hacienda para este contribuyente, favor verificar',
-        fila: 0,
-        columna: 0,
+        fila: null,
+        columna: null,
+        aviso: true,
       },
     ]);
     const st2 = await verdict(build(FE, { body: (b) => (b.codigoActividad = '462000') }));

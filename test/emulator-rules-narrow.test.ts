@@ -9,7 +9,7 @@ import { parseDocument } from '../src/core/document.js';
 import { signCanonical } from '../src/core/sign/xades.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
 import type { Comprobante } from '../src/core/model.js';
-import { parseDetalleErrors, ReceptionClient, resolveEndpoints, type ReceptionStatus, type SubmitRequest } from '../src/hacienda/client/index.js';
+import { parseDetalleMensaje, ReceptionClient, resolveEndpoints, type ReceptionStatus, type SubmitRequest } from '../src/hacienda/client/index.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { detalleMensaje } from '../src/emulator/mensaje.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
@@ -85,7 +85,7 @@ async function verdict(d: Pick<Built, 'doc' | 'xml'>, rc = sandbox): Promise<Rec
   const st = await rc.getStatus(d.doc.clave);
   expect(st.mensaje).toBeDefined();
   // fecr's own reader reads every answer back.
-  expect(parseDetalleErrors(st.mensaje!.detalleMensaje ?? '')).toEqual(st.mensaje!.errores);
+  expect(parseDetalleMensaje(st.mensaje!.detalleMensaje ?? '', { aceptado: st.mensaje!.mensaje === 1 })).toEqual(st.mensaje!.errores);
   return st;
 }
 
@@ -183,7 +183,7 @@ describe("the signature's form first, alone, before the schema", () => {
     expect(xml).toContain('<ds:SignatureValue');
     const st = await verdict({ doc: d.doc, xml });
     expect(st.estado).toBe('rechazado');
-    expect(st.mensaje!.errores).toEqual([{ codigo: null, mensaje: NO_XADES, fila: 0, columna: 0 }]);
+    expect(st.mensaje!.errores).toEqual([{ codigo: null, mensaje: NO_XADES, fila: null, columna: null, aviso: false }]);
     expect(st.mensaje!.detalleMensaje).toBe(`${OPENING}\n\nEl comprobante electrónico tiene los siguientes errores: \r\n[\r\ncodigo, mensaje, fila, columna\r\n${NO_XADES}\r\n\r\n]`);
     expect(st.mensaje).toMatchObject({ mensaje: 3, nombreEmisor: 'DESCONOCIDO', totalFactura: '0' });
   });
@@ -192,14 +192,14 @@ describe("the signature's form first, alone, before the schema", () => {
     const d = build(FE);
     const st = await verdict({ doc: d.doc, xml: plainXmldsig(d.unsigned) });
     expect(st.estado).toBe('rechazado');
-    expect(st.mensaje!.errores).toEqual([{ codigo: null, mensaje: NO_XADES, fila: 0, columna: 0 }]);
+    expect(st.mensaje!.errores).toEqual([{ codigo: null, mensaje: NO_XADES, fila: null, columna: null, aviso: false }]);
   });
 
   it('a XAdES-BES signature (no policy) on a document that breaks the schema: its sentence alone (the same step)', async () => {
     const d = build(FE, { xml: breakSchema });
     const st = await verdict({ doc: d.doc, xml: xmlsecSign(templateDocument(d.unsigned, shape('none'), t.creds), t.creds) });
     expect(st.estado).toBe('rechazado');
-    expect(st.mensaje!.errores).toEqual([{ codigo: null, mensaje: 'La firma del documento no tiene el Policy Id', fila: 0, columna: 0 }]);
+    expect(st.mensaje!.errores).toEqual([{ codigo: null, mensaje: 'La firma del documento no tiene el Policy Id', fila: null, columna: null, aviso: false }]);
   });
 
   it('a XAdES-EPES signature that does not verify, on a document that breaks the schema: the schema\'s -1 alone', async () => {
@@ -251,24 +251,24 @@ describe('production answers in the real layout (MensajeHacienda v4.4 of 2026)',
   });
 });
 
-describe('detalleMensaje and parseDetalleErrors, without the emulator', () => {
+describe('detalleMensaje and parseDetalleMensaje, without the emulator', () => {
   const aviso = { codigo: -37, mensaje: TEXT_37, fila: 0, columna: 0, aviso: true };
   const rechazo = { codigo: -492, mensaje: "El Tipo Medio Pago OTRO es obligatorio cuando se utilice el Tipo de Medio Pago '99'", fila: 0, columna: 0 };
   const firma = { codigo: 0, mensaje: NO_XADES, fila: 0, columna: 0, sinCodigo: true };
-  const read = (e: { codigo: number; mensaje: string; sinCodigo?: boolean }) => ({ codigo: e.sinCodigo ? null : e.codigo, mensaje: e.mensaje, fila: 0, columna: 0 });
+  const read = (e: { codigo: number; mensaje: string; sinCodigo?: boolean; aviso?: boolean }) => ({ codigo: e.sinCodigo ? null : e.codigo, mensaje: e.mensaje, fila: null, columna: null, aviso: e.aviso === true });
 
   it('production: `.` alone, `.` with the warnings list, `.` with the rejected list; each read back', () => {
     expect(detalleMensaje({ environment: 'production', accepted: true, errors: [] })).toBe('.');
-    expect(parseDetalleErrors('.')).toEqual([]);
+    expect(parseDetalleMensaje('.')).toEqual([]);
     const warned = detalleMensaje({ environment: 'production', accepted: true, errors: [aviso] });
     expect(warned).toBe(`.\n\ncodigo, mensaje, fila, columna\r\n-37, ""${TEXT_37}"", 0, 0\r\n`);
-    expect(parseDetalleErrors(warned)).toEqual([read(aviso)]);
+    expect(parseDetalleMensaje(warned, { aceptado: true })).toEqual([read(aviso)]);
     const rejected = detalleMensaje({ environment: 'production', accepted: false, errors: [rechazo, aviso, firma] });
     expect(rejected).toBe(
       `.\n\nEl comprobante electrónico tiene los siguientes errores: \r\n[\r\ncodigo, mensaje, fila, columna\r\n` +
         `-492, ""${rechazo.mensaje}"", 0, 0\r\n-37, ""${TEXT_37}"", 0, 0\r\n${NO_XADES}\r\n\r\n]`,
     );
-    expect(parseDetalleErrors(rejected)).toEqual([read(rechazo), read(aviso), read(firma)]);
+    expect(parseDetalleMensaje(rejected)).toEqual([read(rechazo), read(aviso), read(firma)]);
   });
 
   it('the sandbox: unchanged, its opening sentence in the same layouts', () => {
@@ -281,6 +281,6 @@ describe('detalleMensaje and parseDetalleErrors, without the emulator', () => {
 
   it('a real production answer with a warning, as its DetalleMensaje reads (facts of xavirubio27/tributario-ai-cr, written here)', () => {
     const real = '.\n\ncodigo, mensaje, fila, columna\r\n-16, ""El archivo XML fue enviado tarde"", 0, 0\r\n';
-    expect(parseDetalleErrors(real)).toEqual([{ codigo: -16, mensaje: 'El archivo XML fue enviado tarde', fila: 0, columna: 0 }]);
+    expect(parseDetalleMensaje(real, { aceptado: true })).toEqual([{ codigo: -16, mensaje: 'El archivo XML fue enviado tarde', fila: null, columna: null, aviso: true }]);
   });
 });

@@ -9,7 +9,7 @@ import { crParts } from '../src/core/dates.js';
 import { signCanonical } from '../src/core/sign/xades.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
 import type { Comprobante } from '../src/core/model.js';
-import { parseDetalleErrors, ReceptionClient, resolveEndpoints, type ReceptionStatus } from '../src/hacienda/client/index.js';
+import { parseDetalleMensaje, ReceptionClient, resolveEndpoints, type ReceptionStatus } from '../src/hacienda/client/index.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { FAST_RETRY } from './helpers/hacienda.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
@@ -75,10 +75,10 @@ describe('the -1 answer in Xerces\' words', () => {
     const st = await send(d);
     expect(st.estado).toBe('rechazado');
     const mensaje = `cvc-complex-type.2.4.a: Invalid content was found starting with element '{"${NS}":CodigoActividad}'. One of '{"${NS}":ProveedorSistemas}' is expected.`;
-    expect(st.mensaje!.errores).toEqual([{ codigo: -1, mensaje, fila: 1, columna: after(d.xml, '<CodigoActividad>') }]);
+    expect(st.mensaje!.errores).toEqual([{ codigo: -1, mensaje, fila: 1, columna: after(d.xml, '<CodigoActividad>'), aviso: false }]);
     // As Hacienda writes it: the quotes of the message escaped; fecr's reader reads it back.
     expect(st.mensaje!.detalleMensaje).toContain(`-1, ""cvc-complex-type.2.4.a: Invalid content was found starting with element '{\\"${NS}\\":CodigoActividad}'.`);
-    expect(parseDetalleErrors(st.mensaje!.detalleMensaje!)).toEqual(st.mensaje!.errores);
+    expect(parseDetalleMensaje(st.mensaje!.detalleMensaje!)).toEqual(st.mensaje!.errores);
     if (hasJava()) {
       const [j] = javaFirstErrors([{ schema: 'FE', xml: d.xml }]);
       expect({ mensaje: j!.message, fila: j!.line, columna: j!.column }).toEqual({ mensaje, fila: 1, columna: after(d.xml, '<CodigoActividad>') });
@@ -95,6 +95,7 @@ describe('the -1 answer in Xerces\' words', () => {
         mensaje: "cvc-type.3.1.2: Element 'ProveedorSistemas' is a simple type, so it must have no element information item [children].",
         fila: 1,
         columna: after(d.xml, '</ProveedorSistemas>'),
+        aviso: false,
       },
     ]);
   });

@@ -19,7 +19,7 @@ import {
   backoffDelay,
   DEFAULT_RETRY,
   formatDetalleErrors,
-  parseDetalleErrors,
+  parseDetalleMensaje,
   isAlreadyReceivedCause,
   tokenPath,
   logoutPath,
@@ -92,7 +92,10 @@ describe('retry timing and message helpers', () => {
       { codigo: -2, mensaje: 'Element X: not expected', fila: 1, columna: 7 },
     ];
     const text = `Este comprobante fue rechazado.\n\n${formatDetalleErrors(errors)}`;
-    expect(parseDetalleErrors(text)).toEqual(errors);
+    expect(parseDetalleMensaje(text)).toEqual([
+      { ...errors[0], fila: null, columna: null, aviso: false },
+      { ...errors[1], aviso: false },
+    ]);
   });
 
   it('recognises Hacienda\'s "already received" causes', () => {

@@ -135,7 +135,7 @@ describe('rejected, each with its specific reason', () => {
     const xml = resign(r.xml, (sp) => sp.replace(/<xades:SignaturePolicyIdentifier>[\s\S]*<\/xades:SignaturePolicyIdentifier>/, ''));
     const st = await verdict(request(r.doc, xml));
     expect(st.estado).toBe('rechazado');
-    expect(st.mensaje?.errores).toEqual([{ codigo: null, mensaje: 'La firma del documento no tiene el Policy Id', fila: 0, columna: 0 }]);
+    expect(st.mensaje?.errores).toEqual([{ codigo: null, mensaje: 'La firma del documento no tiene el Policy Id', fila: null, columna: null, aviso: false }]);
   });
 
   it('certificate of another taxpayer → firmante ≠ emisor', async () => {

@@ -10,7 +10,7 @@ import { walkDocument } from '../src/adapters/xsd/xerces/walk.js';
 import { xercesError, xercesFirstError } from '../src/adapters/xsd/xerces/index.js';
 import type { SchemaName } from '../src/core/xml/kinds.js';
 import { buildMensajeReceptorXml } from '../src/core/xml/mensaje.js';
-import { formatDetalleMensaje, parseDetalleErrors } from '../src/hacienda/client/mensaje.js';
+import { formatDetalleMensaje, parseDetalleMensaje } from '../src/hacienda/client/mensaje.js';
 import { issueSigned } from './helpers/issue.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 import { hasJava, javaFirstErrors, type JavaResult } from './helpers/java-xsd.js';
@@ -154,7 +154,7 @@ describe('the emulation of Xerces, without Java', () => {
     const mensaje = `cvc-complex-type.2.4.a: Invalid content was found starting with element '{"${NS_FE}":CodigoActividad}'. One of '{"${NS_FE}":ProveedorSistemas}' is expected.`;
     const detalle = formatDetalleMensaje('Este comprobante fue recibido.', false, [{ codigo: -1, mensaje, fila: 1, columna: 255 }]);
     expect(detalle).toContain(`-1, ""cvc-complex-type.2.4.a: Invalid content was found starting with element '{\\"${NS_FE}\\":CodigoActividad}'.`);
-    expect(parseDetalleErrors(detalle)).toEqual([{ codigo: -1, mensaje, fila: 1, columna: 255 }]);
+    expect(parseDetalleMensaje(detalle)).toEqual([{ codigo: -1, mensaje, fila: 1, columna: 255, aviso: false }]);
   });
 });
 

@@ -72,12 +72,19 @@ export interface TaxpayerSummary {
 /** The document's state as the client API reports it (src/core/lifecycle.ts). */
 export type DocumentEstado = import('../core/lifecycle.js').DocumentState;
 
+export type ErrorHacienda = import('../core/xml/detalle-mensaje.js').ErrorHacienda;
+
 export interface DocumentStatus {
   clave: string;
   estado: DocumentEstado;
   /** MensajeHacienda Mensaje: 1 aceptado, 2 parcial, 3 rechazado (once decided). */
   mensaje: number | null;
   detalleMensaje: string | null;
+  /**
+   * fecr's extension: the items Hacienda lists in detalleMensaje, as data (core/xml/detalle-mensaje.ts); `[]` before
+   * the verdict or when nothing is listed. Optional for a service that predates it (the client reads detalleMensaje).
+   */
+  errores?: ErrorHacienda[];
   kind: string;
   numeroConsecutivo: string;
   fechaEmision: string;

@@ -6,6 +6,7 @@
  * a few retries (see `retry`): of 502/503/504 and of a reset connection for the calls that are idempotent, and, when
  * asked (a batch), of a refused connection for any call.
  */
+import { parseDetalleMensaje } from '../core/xml/detalle-mensaje.js';
 import type { Finding } from '../core/model.js';
 import {
   BackendError,
@@ -236,7 +237,7 @@ export class RemoteBackend implements Backend {
 
   async status(clave: string): Promise<DocumentStatus | null> {
     const r = await this.call<{ data: DocumentStatus }>('/api/consultar/estado', { claveHacienda: clave }, true);
-    return r?.data ?? null;
+    return r?.data ? withErrores(r.data) : null;
   }
 
   async waitForVerdict(clave: string, opts: { timeoutMs: number; onProgress?: (s: DocumentStatus) => void }): Promise<DocumentStatus> {
@@ -264,7 +265,7 @@ export class RemoteBackend implements Backend {
     if (query.since !== undefined) body.desde = query.since;
     if (query.limit !== undefined) body.limite = query.limit;
     const r = await this.call<{ data: DocumentStatus[] }>('/api/consultar/documentos', body);
-    return r.data;
+    return r.data.map(withErrores);
   }
 
   async cabys(text: string, opts: { impuesto?: boolean } = {}): Promise<CabysEntry[]> {
@@ -314,4 +315,9 @@ export class RemoteBackend implements Backend {
   async close(): Promise<void> {
     if (this.ownsHttp) await this.http.close();
   }
+}
+
+/** A service that predates `errores` (fecr's extension) sends detalleMensaje alone: its list read here, the same way. */
+function withErrores(s: DocumentStatus): DocumentStatus {
+  return Array.isArray(s.errores) ? s : { ...s, errores: parseDetalleMensaje(s.detalleMensaje, { aceptado: s.estado === 'aceptado' }) };
 }

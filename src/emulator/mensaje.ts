@@ -3,7 +3,7 @@
  * XAdES-EPES with the emulator's own key (core signer), like Hacienda signs its answers.
  */
 import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
-import { formatDetalleMensaje } from '../hacienda/client/mensaje.js';
+import { formatDetalleMensaje } from '../core/xml/detalle-mensaje.js';
 import { buildMensajeHaciendaXml } from '../core/xml/mensaje.js';
 import { credentials, type SigningCredentials } from '../core/sign/p12.js';
 import { signCanonical } from '../core/sign/xades.js';

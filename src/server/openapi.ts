@@ -142,6 +142,15 @@ const MailStatusSchema = z.object({
   enviadoAt: z.string().nullable().describe('ISO 8601 instant'),
 });
 
+/** One item of Hacienda's list in DetalleMensaje (src/core/xml/detalle-mensaje.ts ErrorHacienda). */
+const ErrorHaciendaSchema = z.object({
+  codigo: z.number().int().nullable().describe("Hacienda's code as it writes it (-408); null for a plain sentence (a signature failure)"),
+  mensaje: z.string().describe("Hacienda's text, its doubled quotes and line ends undone"),
+  fila: z.number().int().nullable().describe('The line in the XML the item points at (schema errors, code -1); null when Hacienda writes 0'),
+  columna: z.number().int().nullable().describe('The column, likewise'),
+  aviso: z.boolean().describe('A warning: the document stands'),
+});
+
 /** What /api/consultar/estado and /api/consultar/documentos return per document (src/client/backend.ts DocumentStatus). */
 const DocumentStatusSchema = z.object({
   clave: z.string().describe('The 50-digit clave'),
@@ -152,6 +161,10 @@ const DocumentStatusSchema = z.object({
     ),
   mensaje: z.number().int().nullable().describe('MensajeHacienda Mensaje once decided: 1 aceptado, 2 aceptado parcialmente, 3 rechazado'),
   detalleMensaje: z.string().nullable().describe("Hacienda's DetalleMensaje once decided"),
+  errores: z
+    .array(ErrorHaciendaSchema)
+    .optional()
+    .describe("fecr's extension: the items DetalleMensaje lists, as data ([] before the verdict or when nothing is listed)"),
   kind: z.string().describe('FE, NC or TE'),
   numeroConsecutivo: z.string().describe('20 digits'),
   fechaEmision: z.string().describe('ISO 8601 date-time'),

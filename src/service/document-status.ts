@@ -5,6 +5,7 @@
 import type { MailStatus } from '../api/contract.js';
 import type { DocumentSummary } from './documents.js';
 import type { DocumentStatus } from '../api/contract.js';
+import { parseDetalleMensaje } from '../core/xml/detalle-mensaje.js';
 
 /** `mail`: the document's latest mail to its receptor (null: none). */
 export function documentStatusFromRow(row: Omit<DocumentSummary, 'id' | 'account_id' | 'issuer_id' | 'body_hash'>, mail: MailStatus | null = null): DocumentStatus {
@@ -13,6 +14,8 @@ export function documentStatusFromRow(row: Omit<DocumentSummary, 'id' | 'account
     estado: row.state,
     mensaje: row.mensaje === null ? null : Number(row.mensaje),
     detalleMensaje: row.detalle_mensaje,
+    // Hacienda's list as data; under aceptado every item is a warning.
+    errores: parseDetalleMensaje(row.detalle_mensaje, { aceptado: row.state === 'aceptado' }),
     kind: row.kind,
     // Clave positions 22–41 are the NumeroConsecutivo.
     numeroConsecutivo: row.clave.slice(21, 41),

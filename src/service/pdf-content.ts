@@ -18,6 +18,7 @@ import { parseComprobanteXml, type ParsedComprobante, type ParsedExoneracion, ty
 import { parseXmlRoot } from '../core/xml/raw-document.js';
 import type { DocumentRow } from '../store/schema.js';
 import { codeTable } from '../core/code-table.js';
+import { errorLine, parseDetalleMensaje } from '../core/xml/detalle-mensaje.js';
 
 export const PDF_TITLES: Record<DocumentKind, string> = {
   FE: 'Factura Electrónica',
@@ -266,4 +267,29 @@ export function isNonZero(v: string | undefined): v is string {
   } catch {
     return true;
   }
+}
+
+/** At most this many characters of Hacienda's text on the PDF (a list of hundreds of line errors is cut, with "…"). */
+const DETALLE_MAX = 1500;
+/** What a font has no glyph for and pdfkit would draw as a box: control characters (C0 but LF, DEL, C1). */
+const UNPRINTABLE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]+/g;
+
+/**
+ * Hacienda's DetalleMensaje as the PDF prints it, one string per printed line: its list, one item a line
+ * (`-408 El Código …`, `aviso: -37 …`), when it lists something; else its own lines (CR LF or LF ends one), without
+ * empty ones. No control character is left (pdfkit draws a CR as a missing-glyph box); at most DETALLE_MAX characters.
+ */
+export function detalleLines(detalle: string | null | undefined, aceptado: boolean): string[] {
+  const errores = parseDetalleMensaje(detalle, { aceptado });
+  const lines = errores.length > 0 ? errores.map((e) => `${e.aviso ? 'aviso: ' : ''}${errorLine(e)}`) : (detalle ?? '').split(/\r\n|\r|\n/);
+  const out: string[] = [];
+  let left = DETALLE_MAX;
+  for (const raw of lines) {
+    const line = raw.replace(UNPRINTABLE, ' ').trim();
+    if (line === '') continue;
+    if (left <= 0) break;
+    out.push(line.length > left ? `${line.slice(0, left)}…` : line);
+    left -= line.length;
+  }
+  return out;
 }

@@ -22,6 +22,7 @@ import {
   PDF_TITLES,
   type Party,
   currencySymbol,
+  detalleLines,
   estadoLabel,
   exoneracionLines,
   formatAmount,
@@ -347,8 +348,8 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
 
   // --- Hacienda's answer and footer --------------------------------------------------------------------
   if (row.state === 'rechazado' || row.state === 'error') {
-    const detalle = (row.detalle_mensaje ?? '').trim();
-    if (detalle) note('Detalle de Hacienda', [detalle.length > 1500 ? `${detalle.slice(0, 1500)}…` : detalle]);
+    // Hacienda's text as text: its list one item a line, no control character (a CR would print as a box).
+    note('Detalle de Hacienda', detalleLines(row.detalle_mensaje, false));
   }
   pdf.font('body').fontSize(7).fillColor(MUTED);
   const footer = `Representación gráfica del comprobante electrónico, versión 4.4. Estado en Hacienda: ${estado}. Clave ${doc.clave}.`;

@@ -17,5 +17,5 @@ export {
   type PublicQueryClientOptions,
   type QueryTtls,
 } from './queries.js';
-export { parseMensajeHaciendaSummary, parseDetalleErrors, formatDetalleErrors, type MensajeHaciendaError, type MensajeHaciendaSummary } from './mensaje.js';
+export { parseMensajeHaciendaSummary, parseDetalleMensaje, formatDetalleErrors, type ErrorHacienda, type MensajeHaciendaError, type MensajeHaciendaSummary } from './mensaje.js';
 export { TtlCache } from './ttl-cache.js';
