@@ -27,6 +27,9 @@ export default defineConfig({
     maxWorkers: 2,
     // The tests import the sources; the few that spawn bin/fecr.js get dist/ built once per run.
     globalSetup: ['test/helpers/global-build.ts'],
+    // Every worker drops the developer's XDG_* and FECR_* variables before a test file loads (the tests and the
+    // processes they spawn never read the developer's fecr config, data dir, profile or token).
+    setupFiles: ['test/helpers/hermetic-env.ts'],
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'postgres', include: ON_BOTH_STORES, env: { FECR_TEST_STORE: 'postgres' } } },
