@@ -15,6 +15,7 @@ import { decideRecibido } from '../src/service/recibidos/decide.js';
 import { importRecibidos } from '../src/service/recibidos/import.js';
 import { getRecibido, listRecibidos, monthlySummary, recibidoFile } from '../src/service/recibidos/queries.js';
 import { dec } from '../src/core/money.js';
+import { ReceptionClient, resolveEndpoints } from '../src/hacienda/index.js';
 import { formatCr } from '../src/core/dates.js';
 import { makeServiceContext, type TestContext } from './helpers/api-context.js';
 import { buildApiApp } from '../src/server/api-app.js';
@@ -25,6 +26,22 @@ import { templateDocument, xmlsecSign, type Shape } from './helpers/xmlsec-sign.
 import { xmlsecVerify } from './helpers/xmlsec.js';
 
 const BUYER = { tipo: '02', numero: '3101123456', nombre: 'SOFTWARE TICO SOCIEDAD ANONIMA' };
+
+/** A supplier's signed comprobante POSTed to the emulator by its supplier, and accepted there. */
+async function sentBySupplier(xml: Buffer): Promise<void> {
+  const text = xml.toString('utf8');
+  const clave = /<Clave>(\d{50})<\/Clave>/.exec(text)![1]!;
+  const emisor = /<Emisor>[\s\S]*?<Tipo>(\d+)<\/Tipo>\s*<Numero>(\d+)<\/Numero>/.exec(text)!;
+  const client = new ReceptionClient({ endpoints: resolveEndpoints('local', { baseUrl: emu.url }), credentials: { username: `proveedor-${emisor[2]}`, password: 'x' } });
+  try {
+    await client.submit({ clave, fecha: /<FechaEmision>([^<]+)</.exec(text)![1]!, emisor: { tipoIdentificacion: emisor[1]!, numeroIdentificacion: emisor[2]! }, receptor: { tipoIdentificacion: BUYER.tipo, numeroIdentificacion: BUYER.numero }, comprobanteXml: xml });
+    await emu.state.whenIdle();
+    const st = await client.getStatus(clave);
+    expect(st.estado, st.mensaje?.detalleMensaje ?? '').toBe('aceptado');
+  } finally {
+    await client.close();
+  }
+}
 let emu: RunningEmulator;
 let env: TestContext;
 let accountId: number;
@@ -277,7 +294,8 @@ describe('import: one row per document, whatever its bytes; answered once; count
   let acct: number;
   beforeAll(async () => {
     acct = (await createAccount(env.ctx, { base: 'duplicados', password: 'una clave larga 456' })).account.id;
-    await registerIssuer(env.ctx, acct, t.issuer);
+    // Another sucursal: the same buyer as the first account, whose MensajeReceptor consecutivos Hacienda has seen.
+    await registerIssuer(env.ctx, acct, { ...t.issuer, sucursal: '2' });
   });
   const signed = () => {
     const creds = credsOf(cafetal);
@@ -288,6 +306,8 @@ describe('import: one row per document, whatever its bytes; answered once; count
 
   it('a BOM and a trailing newline: one row; a second aceptar is refused; the summary counts its IVA once', async () => {
     const xml = signed();
+    // The supplier sent it to Hacienda (issue 26: an answer about a comprobante Hacienda has no record of is refused).
+    await sentBySupplier(xml);
     const [plain] = await importRecibidos(env.ctx, acct, [{ name: 'a.xml', bytes: xml }]);
     const [bom] = await importRecibidos(env.ctx, acct, [{ name: 'a-bom.xml', bytes: Buffer.concat([BOM, xml]) }]);
     expect(plain!).toMatchObject({ estado: 'pendiente', creado: true });
@@ -302,7 +322,21 @@ describe('import: one row per document, whatever its bytes; answered once; count
     await expect(decideRecibido(env.ctx, acct, plain!.clave!, { decision: 'parcial', ivaAcreditable: '1' })).rejects.toThrow(/ya fue respondido/);
     const mr = await env.ctx.store.db.selectFrom('documents').select('clave').where('account_id', '=', acct).where('clave', 'like', `${plain!.clave}-%`).execute();
     expect(mr.map((d) => d.clave)).toEqual([acc.mensajeClave]);
+    // Counted once Hacienda accepted the MensajeReceptor (issue 26), and once.
+    const worker = startWorker(env.ctx, FAST_WORKER);
+    try {
+      await withTimeout(
+        (async () => {
+          while (!['aceptado', 'rechazado', 'error'].includes((await getRecibido(env.ctx, acct, plain!.clave!))?.respuestaEstado ?? '')) await new Promise((res) => setTimeout(res, 50));
+        })(),
+        20_000,
+        'the MensajeReceptor verdict',
+      );
+    } finally {
+      await worker.stop();
+    }
     const det = (await getRecibido(env.ctx, acct, plain!.clave!))!;
+    expect(det.respuestaEstado, det.decision?.respuestaDetalle ?? '').toBe('aceptado');
     const s = await monthlySummary(env.ctx, acct, det.fechaEmision!.slice(0, 7));
     expect(s.documentos).toBe(1);
     expect(s.totales.ivaAcreditable).toBe(dec(det.totalImpuesto!).toFixed(5));

@@ -28,6 +28,8 @@ import { getRecibido, monthlySummary } from '../src/service/recibidos/queries.js
 import { checkTrustSetting, loadTrustStore, TrustSettingError } from '../src/service/recibidos/trust.js';
 import { makeServiceContext, type TestContext } from './helpers/api-context.js';
 import { makeTestIssuer } from './helpers/issuer.js';
+import { FAST_WORKER, withTimeout } from './helpers/worker-docs.js';
+import { startWorker } from '../src/service/delivery/worker.js';
 import { templateDocument, xmlsecSign, type Shape } from './helpers/xmlsec-sign.js';
 
 const BUYER = { tipo: '02', numero: '3101123456', nombre: 'SOFTWARE TICO SOCIEDAD ANONIMA' };
@@ -168,6 +170,19 @@ describe('a refused document is neither accepted nor counted', () => {
       expect(e.details.map((d) => d.path)).toContain(CHAIN_FINDING_PATH);
     }
     const acc = await decideRecibido(env.ctx, accountId, g!.clave!, { decision: 'aceptar' });
+    // Counted once Hacienda accepted the MensajeReceptor (issue 26).
+    const worker = startWorker(env.ctx, FAST_WORKER);
+    try {
+      await withTimeout(
+        (async () => {
+          while ((await getRecibido(env.ctx, accountId, g!.clave!))?.respuestaEstado !== 'aceptado') await new Promise((res) => setTimeout(res, 50));
+        })(),
+        20_000,
+        'the MensajeReceptor verdict',
+      );
+    } finally {
+      await worker.stop();
+    }
     const det = (await getRecibido(env.ctx, accountId, g!.clave!))!;
     const s = await monthlySummary(env.ctx, accountId, det.fechaEmision!.slice(0, 7));
     expect(s.documentos).toBe(1);
@@ -215,7 +230,8 @@ describe('the operator\'s trust setting (FECR_RECIBIDOS_TRUST)', () => {
     const e = await refusal(decideRecibido({ ...env.ctx }, accountId, r!.clave!, { decision: 'aceptar' }));
     expect(e.message).toMatch(/no está firmado con un certificado de una autoridad certificadora de confianza/);
     expect(e.details.map((d) => d.path)).toEqual([CHAIN_FINDING_PATH]);
-    expect((await decideRecibido({ ...env.ctx }, accountId, r!.clave!, { decision: 'rechazar' })).estado).toBe('rechazado');
+    // (Forced: this test document was never sent to Hacienda, issue 26.)
+    expect((await decideRecibido({ ...env.ctx }, accountId, r!.clave!, { decision: 'rechazar', forzar: true })).estado).toBe('rechazado');
   });
 
   it('a path that cannot be read, a file with no certificate, a certificate that is not a CA: an error naming the setting', () => {

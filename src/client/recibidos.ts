@@ -5,9 +5,9 @@
  */
 import type { DecisionResult } from '../service/recibidos/decide.js';
 import type { ImportFile, ImportResult } from '../service/recibidos/import.js';
-import type { MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary } from '../service/recibidos/queries.js';
+import type { ExcludedDocument, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary, SituacionIva } from '../service/recibidos/queries.js';
 
-export type { DecisionResult, ImportFile, ImportResult, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary };
+export type { DecisionResult, ExcludedDocument, ImportFile, ImportResult, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary, SituacionIva };
 
 export interface DecideOptions {
   decision: 'aceptar' | 'parcial' | 'rechazar';
@@ -15,6 +15,8 @@ export interface DecideOptions {
   condicionImpuesto?: string;
   ivaAcreditable?: string;
   gastoAplicable?: string;
+  /** Answer even though Hacienda has no record of the comprobante (`--force`; the API's `forzar`). */
+  forzar?: boolean;
 }
 
 export interface RecibidosApi {

@@ -13,8 +13,11 @@
  * - `POST /api/recibidos/consultar {estado?, desde?, emisor?, limite?}` → the list, newest first.
  * - `POST /api/recibidos/detalle {clave}` → one, with findings, IVA by tarifa and the decision; 404 when unknown.
  * - `POST /api/recibidos/decidir {clave, decision: aceptar|parcial|rechazar, detalle?, condicionImpuesto?,
- *   ivaAcreditable?, gastoAplicable?}` → the MensajeReceptor queued (`consecutivoReceptor`, `mensajeClave`).
- * - `POST /api/recibidos/resumen {mes: YYYY-MM}` → IVA acreditable and gasto aplicable by tarifa.
+ *   ivaAcreditable?, gastoAplicable?, forzar?}` → the MensajeReceptor queued (`consecutivoReceptor`, `mensajeClave`).
+ *   A 400 with `details` when it is already answered (a MensajeReceptor Hacienda rejected may be answered again), or
+ *   when Hacienda has no record of the comprobante (asked again then; `details[0].path` `hacienda`) unless `forzar: true`.
+ * - `POST /api/recibidos/resumen {mes: YYYY-MM}` → IVA acreditable and gasto aplicable by tarifa, over the documents
+ *   whose MensajeReceptor Hacienda accepted; the others in `excluidos` with their `motivo`.
  * - `POST /api/recibidos/archivo {clave, fileType: XML|RESPUESTA|MENSAJE_RECEPTOR|RESPUESTA_MENSAJE_RECEPTOR}` →
  *   `{claveHacienda, fileType, encodedFile}`; 404 when there is no such file (yet).
  */
@@ -56,6 +59,8 @@ export const DecideBody = ClaveBody.extend({
   condicionImpuesto: z.string().regex(/^0[1-5]$/, 'must be 01, 02, 03, 04 or 05').optional(),
   ivaAcreditable: z.union([z.string(), z.number()]).transform(String).optional(),
   gastoAplicable: z.union([z.string(), z.number()]).transform(String).optional(),
+  /** Answer even though Hacienda has no record of the comprobante (its MensajeReceptor will likely be rejected). */
+  forzar: z.boolean('must be true or false').optional(),
 });
 export const SummaryBody = z.object({ mes: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM') });
 export const RecibidoFileBody = ClaveBody.extend({ fileType: z.enum(RECIBIDO_FILES, { error: `must be one of ${RECIBIDO_FILES.join(', ')}` }).default('XML') });
@@ -139,6 +144,7 @@ export function registerRecibidosEndpoints(app: FastifyInstance, ctx: ServiceCon
         ...(b.condicionImpuesto !== undefined ? { condicionImpuesto: b.condicionImpuesto } : {}),
         ...(b.ivaAcreditable !== undefined ? { ivaAcreditable: b.ivaAcreditable } : {}),
         ...(b.gastoAplicable !== undefined ? { gastoAplicable: b.gastoAplicable } : {}),
+        ...(b.forzar ? { forzar: true } : {}),
       }),
     );
     return { status: 'success', data };

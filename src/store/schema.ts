@@ -245,8 +245,27 @@ export interface RecibidosTable {
   decided_at: Millis | null;
 }
 
+/** An earlier answer to a received comprobante, replaced by a new one after Hacienda rejected it (migration 0012). */
+export interface RecibidosRespuestasTable {
+  id: Generated<number>;
+  recibido_id: number;
+  account_id: number;
+  /** The buyer's decision then. */
+  estado: 'aceptado' | 'parcial' | 'rechazado';
+  mensaje: number;
+  detalle: string | null;
+  condicion_impuesto: string | null;
+  iva_acreditable: string | null;
+  gasto_aplicable: string | null;
+  /** Its MensajeReceptor (documents row of kind MR), which keeps Hacienda's verdict on it. */
+  mensaje_document_id: number | null;
+  decided_at: Millis | null;
+  replaced_at: Millis;
+}
+
 export interface Database {
   recibidos: RecibidosTable;
+  recibidos_respuestas: RecibidosRespuestasTable;
   accounts: AccountsTable;
   signing_keys: SigningKeysTable;
   revoked_tokens: RevokedTokensTable;

@@ -14,10 +14,16 @@
  * imported as `invalido` is refused with the findings it was refused for, and a `pendiente` one is checked again
  * against today's trust anchors (service/recibidos/trust.ts) before anything is signed.
  *
- * One answer per received document (issue 25): a second one, the same or another, is refused and nothing is sent
- * (Hacienda counts every MensajeReceptor it accepts). `mayAnswerAgain` is where answering again after Hacienda
- * rejected the first MensajeReceptor will be allowed; the decision is stored only if the row still holds the answer
- * read (none, or that rejected one), so two answers at once cannot both be sent.
+ * One answer in force per received document (issue 25): a second one, the same or another, is refused and nothing is
+ * sent (Hacienda counts every MensajeReceptor it accepts), unless Hacienda did not take the first (issue 26,
+ * `mayAnswerAgain`: its MensajeReceptor ended `rechazado` or `error`). Then the new answer gets a MensajeReceptor of its
+ * own consecutivo (its type's next number) and replaces the one in force, which is kept in `recibidos_respuestas`
+ * (migration 0012) with its MensajeReceptor row. The decision is stored only if the row still holds the answer read
+ * (none, or that rejected one), so two answers at once cannot both be sent.
+ *
+ * Hacienda must know the comprobante (issue 26): a MensajeReceptor about a clave it has no record of is rejected. A
+ * document Hacienda had not accepted when it was imported is asked about again (hacienda-state.ts) and the answer is
+ * refused while Hacienda still has no record of it (or has not accepted it), unless `forzar`.
  */
 import { buildConsecutivo } from '../../core/clave.js';
 import { formatCr } from '../../core/dates.js';
@@ -35,6 +41,8 @@ import { queueRecibidoEvent } from './events.js';
 import { mensajeReceptorKey } from '../../core/received/mensaje-key.js';
 import { analyzeReceived, CHAIN_FINDING_PATH } from '../../core/received/check.js';
 import { recibidosTrust } from './trust.js';
+import { buyerReceptionClient, notAnswerableYet } from './hacienda-state.js';
+import type { Issuer } from '../../store/schema.js';
 
 export { mensajeReceptorKey } from '../../core/received/mensaje-key.js';
 
@@ -48,6 +56,8 @@ export interface DecisionInput {
   condicionImpuesto?: string;
   ivaAcreditable?: string;
   gastoAplicable?: string;
+  /** Answer even though Hacienda has no record of the comprobante (or has not accepted it): `--force`, API `forzar`. */
+  forzar?: boolean;
 }
 
 export interface DecisionResult {
@@ -100,13 +110,13 @@ function validate(input: DecisionInput, row: Selectable<RecibidosTable>): { deta
 }
 
 /**
- * Whether a received document already answered may be answered again. Never, for now. The hook of a later issue:
- * after Hacienda rejected our MensajeReceptor (`previous.respuestaEstado === 'rechazado'`) a new answer will be
- * allowed; the update in decideRecibido then replaces the decision if the row still holds `previous.documentId`.
+ * Whether a received document already answered may be answered again: only when Hacienda did not take our
+ * MensajeReceptor, i.e. it ended `rechazado` (Hacienda's verdict) or `error` (refused at reception, or given up: never
+ * accepted). A pending one (sent, not decided) and an accepted one are final. The update in decideRecibido then
+ * replaces the decision only if the row still holds `previous.documentId`.
  */
 export function mayAnswerAgain(previous: { estado: string; documentId: number | null; respuestaEstado: string | null }): boolean {
-  void previous;
-  return false;
+  return previous.documentId !== null && (previous.respuestaEstado === 'rechazado' || previous.respuestaEstado === 'error');
 }
 
 /** Answers a received comprobante of the account. 404 when unknown; 400 when invalid, or already answered. */
@@ -138,6 +148,7 @@ export async function decideRecibido(ctx: ServiceContext, accountId: number, cla
   const v = validate(input, row);
   const issuerRow = row.issuer_id === null ? undefined : await ctx.store.db.selectFrom('issuers').selectAll().where('id', '=', row.issuer_id).executeTakeFirst();
   if (!issuerRow) throw ServiceError.badRequest(`El receptor del comprobante ${clave} ya no es un emisor de la cuenta`);
+  if (!input.forzar) await refuseUnknownAtHacienda(ctx, row, issuerRow);
   const issuer = issuerForSigning(ctx, issuerRow);
   const kind = mensajeReceptorKind(m.tipo);
   const sucursal = Number(issuer.record.sucursal) || 1;
@@ -201,6 +212,25 @@ export async function decideRecibido(ctx: ServiceContext, accountId: number, cla
           .returning('id')
           .executeTakeFirstOrThrow();
         await enqueueJob(trx, { type: 'send', document_id: doc.id, run_at: now }, now);
+        // The answer replaced (its MensajeReceptor not taken by Hacienda) goes to the history, with the row's update.
+        if (row.mensaje !== null && row.estado !== 'pendiente' && row.estado !== 'invalido') {
+          await trx
+            .insertInto('recibidos_respuestas')
+            .values({
+              recibido_id: row.id,
+              account_id: accountId,
+              estado: row.estado,
+              mensaje: Number(row.mensaje),
+              detalle: row.detalle,
+              condicion_impuesto: row.condicion_impuesto,
+              iva_acreditable: row.iva_acreditable,
+              gasto_aplicable: row.gasto_aplicable,
+              mensaje_document_id: row.mensaje_document_id,
+              decided_at: row.decided_at,
+              replaced_at: now,
+            })
+            .execute();
+        }
         const upd = await trx
           .updateTable('recibidos')
           .set({
@@ -271,6 +301,33 @@ async function previousAnswer(ctx: ServiceContext, row: Selectable<RecibidosTabl
     consecutivoReceptor: doc ? (mensajeReceptorKey(doc.clave)?.consecutivoReceptor ?? null) : null,
     respuestaEstado: doc?.state ?? null,
   };
+}
+
+/**
+ * Refuses (400, one finding at `hacienda`) to answer a comprobante Hacienda had not accepted at import, when asking
+ * again now says it still has no record of it (or has not accepted it); stores what Hacienda says now either way.
+ */
+async function refuseUnknownAtHacienda(ctx: ServiceContext, row: Selectable<RecibidosTable>, issuer: Issuer): Promise<void> {
+  if (row.hacienda_estado === 'aceptado' || !row.clave) return;
+  const client = buyerReceptionClient(ctx, issuer);
+  let why: string | null;
+  try {
+    const st = await client.getStatus(row.clave);
+    why = notAnswerableYet(st, '(asked now)');
+    if (st.estado !== row.hacienda_estado || (st.respuestaXml && !row.hacienda_xml)) {
+      await ctx.store.db
+        .updateTable('recibidos')
+        .set({ hacienda_estado: st.estado, ...(st.respuestaXml ? { hacienda_xml: st.respuestaXml.toString('utf8') } : {}), updated_at: ctx.now() })
+        .where('id', '=', row.id)
+        .execute();
+    }
+  } catch (e) {
+    why = `the state of this comprobante at Hacienda could not be asked (${e instanceof Error ? e.message : String(e)}): a MensajeReceptor about a comprobante Hacienda has no record of is rejected`;
+  } finally {
+    await client.close();
+  }
+  if (why === null) return;
+  throw ServiceError.badRequest(`Hacienda no tiene el comprobante ${row.clave} como aceptado; no se envía el MensajeReceptor (forzar: true para enviarlo de todos modos)`, [{ path: 'hacienda', message: why }]);
 }
 
 function alreadyAnswered(clave: string, prev: PreviousAnswer): ServiceError {

@@ -21,13 +21,13 @@ import type { ReceivedAnalysis } from '../../core/received/check.js';
 import { emisorConsecutivo, RECEIVED_MAX_BYTES } from '../../core/received/limits.js';
 import type { Finding } from '../../core/model.js';
 import type { SchemaName } from '../../core/xml/kinds.js';
-import { ReceptionClient, type ReceptionStatus } from '../../hacienda/index.js';
+import type { ReceptionClient, ReceptionStatus } from '../../hacienda/index.js';
 import type { Issuer, RecibidoEstado } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
-import { decodeClaveHacienda } from '../delivery/worker.js';
-import { isUniqueViolation, issuerSecretsContext, type IssuerSecrets, type StoredIssuerRecord } from '../issuers.js';
+import { isUniqueViolation } from '../issuers.js';
 import { analyzeFile } from './analyze.js';
 import { queueRecibidoEvent } from './events.js';
+import { buyerReceptionClient, notAnswerableYet } from './hacienda-state.js';
 import { recibidosTrust } from './trust.js';
 
 export interface ImportFile {
@@ -184,8 +184,11 @@ export class RecibidosImporter {
         const st = c.hacienda;
         if (st.estado === 'rechazado') {
           c.a.findings.push({ path: 'hacienda', message: `Hacienda rejected this comprobante${st.mensaje?.detalleMensaje ? `: ${st.mensaje.detalleMensaje.split('\n')[0]}` : ''}` });
-        } else if (st.estado === 'unknown') c.a.warnings.push({ path: 'hacienda', message: 'Hacienda does not know this clave (yet): ask again before answering it' });
-        else if (st.estado !== 'aceptado') c.a.warnings.push({ path: 'hacienda', message: `Hacienda has not decided yet (ind-estado ${st.indEstado ?? st.estado})` });
+          continue;
+        }
+        // Answering it is refused (unless forced) until Hacienda has accepted it; asked again then (decide.ts).
+        const why = notAnswerableYet(st, '(yet)');
+        if (why) c.a.warnings.push({ path: 'hacienda', message: `${why}; an answer is refused until Hacienda has it (asked again when answering)` });
       }
     };
     await Promise.all(Array.from({ length: Math.min(8, todo.length) }, worker));
@@ -194,14 +197,7 @@ export class RecibidosImporter {
   private clientFor(issuer: Issuer): ReceptionClient {
     let client = this.clients.get(issuer.id);
     if (!client) {
-      const record = JSON.parse(issuer.record_json) as StoredIssuerRecord;
-      const secrets = this.ctx.secrets.openJson<IssuerSecrets>(issuer.secrets_enc, issuerSecretsContext(issuer.account_id, issuer.identificacion));
-      client = new ReceptionClient({
-        endpoints: this.ctx.hacienda.endpoints,
-        credentials: { username: record.usuarioHacienda, password: decodeClaveHacienda(secrets.claveHacienda) },
-        now: this.ctx.now,
-        statusRetry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000, maxServerWaitMs: 5_000 },
-      });
+      client = buyerReceptionClient(this.ctx, issuer);
       this.clients.set(issuer.id, client);
     }
     return client;

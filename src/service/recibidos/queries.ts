@@ -2,7 +2,8 @@
  * What an account sees of its received comprobantes: the list (by estado, from a date, by emisor), one in full (with
  * its findings, Hacienda's state, our answer and that answer's state at Hacienda), the files (the XML received, its
  * MensajeHacienda, our MensajeReceptor and Hacienda's answer to it), and the monthly summary an IVA return needs:
- * IVA acreditable and gasto aplicable by tarifa, over the documents accepted (fully or partly) that month.
+ * IVA acreditable and gasto aplicable by tarifa, over the documents accepted (fully or partly) that month whose
+ * MensajeReceptor Hacienda accepted (issue 26): the others are listed apart with why (`situacionIva`).
  */
 import type { Finding } from '../../core/model.js';
 import { dec, money, ZERO, type Decimal } from '../../core/money.js';
@@ -11,8 +12,32 @@ import type { RecibidoEstado, RecibidosTable } from '../../store/schema.js';
 import type { Selectable } from 'kysely';
 import type { ServiceContext } from '../context.js';
 import { ServiceError } from '../service-error.js';
+import { mensajeReceptorKey } from '../../core/received/mensaje-key.js';
 
 export const RECIBIDO_ESTADOS: readonly RecibidoEstado[] = ['invalido', 'pendiente', 'aceptado', 'parcial', 'rechazado'];
+
+/**
+ * Whether a received comprobante's IVA goes into the IVA return's figures, and if not why (issue 26). Only
+ * `acreditable` counts: accepted (fully or partly) by the buyer AND its MensajeReceptor accepted by Hacienda.
+ *  - `sin_respuesta`: not answered yet;
+ *  - `respuesta_pendiente`: answered, Hacienda has not decided on the MensajeReceptor yet;
+ *  - `respuesta_rechazada`: Hacienda rejected the MensajeReceptor (it can be answered again);
+ *  - `respuesta_fallida`: the MensajeReceptor ended in error (refused at reception, or given up): not taken;
+ *  - `rechazado_por_comprador`: the buyer rejected it (no IVA to credit);
+ *  - `invalido`: refused at import.
+ */
+export const SITUACIONES_IVA = ['acreditable', 'sin_respuesta', 'respuesta_pendiente', 'respuesta_rechazada', 'respuesta_fallida', 'rechazado_por_comprador', 'invalido'] as const;
+export type SituacionIva = (typeof SITUACIONES_IVA)[number];
+
+/** The situación of a row: its estado (the buyer's decision) and its MensajeReceptor's state at Hacienda. */
+export function situacionIva(estado: RecibidoEstado, respuestaEstado: string | null): SituacionIva {
+  if (estado === 'invalido') return 'invalido';
+  if (estado === 'pendiente') return 'sin_respuesta';
+  if (respuestaEstado === 'rechazado') return 'respuesta_rechazada';
+  if (respuestaEstado === 'error') return 'respuesta_fallida';
+  if (respuestaEstado !== 'aceptado') return 'respuesta_pendiente';
+  return estado === 'rechazado' ? 'rechazado_por_comprador' : 'acreditable';
+}
 
 export interface RecibidoSummary {
   clave: string | null;
@@ -28,7 +53,26 @@ export interface RecibidoSummary {
   haciendaEstado: string | null;
   /** Our MensajeReceptor's state at Hacienda (pendiente … aceptado | rechazado), once we answered. */
   respuestaEstado: string | null;
+  /** Whether its IVA counts in the IVA return's figures (`acreditable`), or why not. */
+  situacionIva: SituacionIva;
   importadoEn: string;
+}
+
+/** An earlier answer, replaced after Hacienda did not take its MensajeReceptor (issue 26). */
+export interface RespuestaAnterior {
+  estado: 'aceptado' | 'parcial' | 'rechazado';
+  mensaje: number;
+  detalle: string | null;
+  condicionImpuesto: string | null;
+  montoTotalImpuestoAcreditar: string | null;
+  montoTotalDeGastoAplicable: string | null;
+  consecutivoReceptor: string | null;
+  mensajeClave: string | null;
+  /** Hacienda's verdict on that MensajeReceptor, and its detail. */
+  respuestaEstado: string | null;
+  respuestaDetalle: string | null;
+  decididoEn: string | null;
+  reemplazadaEn: string;
 }
 
 export interface RecibidoDetail extends RecibidoSummary {
@@ -46,6 +90,8 @@ export interface RecibidoDetail extends RecibidoSummary {
     decididoEn: string | null;
     respuestaDetalle: string | null;
   };
+  /** The answers before the one in force, oldest first (each replaced after Hacienda did not take it). */
+  respuestasAnteriores: RespuestaAnterior[];
 }
 
 export interface RecibidosQuery {
@@ -81,6 +127,7 @@ function summary(r: Row): RecibidoSummary {
     totalImpuesto: r.total_impuesto,
     haciendaEstado: r.hacienda_estado,
     respuestaEstado: r.respuesta_estado,
+    situacionIva: situacionIva(r.estado, r.respuesta_estado),
     importadoEn: new Date(Number(r.created_at)).toISOString(),
   };
 }
@@ -101,6 +148,14 @@ export async function getRecibido(ctx: ServiceContext, accountId: number, clave:
   const rows = (await baseQuery(ctx, accountId).where('r.clave', '=', clave).orderBy('r.id', 'desc').execute()) as Row[];
   const r = rows.find((x) => x.estado !== 'invalido') ?? rows[0];
   if (!r) return null;
+  const earlier = await ctx.store.db
+    .selectFrom('recibidos_respuestas as a')
+    .leftJoin('documents as d', 'd.id', 'a.mensaje_document_id')
+    .selectAll('a')
+    .select(['d.state as respuesta_estado', 'd.clave as respuesta_clave', 'd.detalle_mensaje as respuesta_detalle'])
+    .where('a.recibido_id', '=', r.id)
+    .orderBy('a.id')
+    .execute();
   return {
     ...summary(r),
     sha256: r.sha256,
@@ -120,6 +175,20 @@ export async function getRecibido(ctx: ServiceContext, accountId: number, clave:
             decididoEn: r.decided_at === null ? null : new Date(Number(r.decided_at)).toISOString(),
             respuestaDetalle: r.respuesta_detalle,
           },
+    respuestasAnteriores: earlier.map((a) => ({
+      estado: a.estado,
+      mensaje: Number(a.mensaje),
+      detalle: a.detalle,
+      condicionImpuesto: a.condicion_impuesto,
+      montoTotalImpuestoAcreditar: a.iva_acreditable,
+      montoTotalDeGastoAplicable: a.gasto_aplicable,
+      consecutivoReceptor: a.respuesta_clave ? (mensajeReceptorKey(a.respuesta_clave)?.consecutivoReceptor ?? null) : null,
+      mensajeClave: a.respuesta_clave,
+      respuestaEstado: a.respuesta_estado,
+      respuestaDetalle: a.respuesta_detalle,
+      decididoEn: a.decided_at === null ? null : new Date(Number(a.decided_at)).toISOString(),
+      reemplazadaEn: new Date(Number(a.replaced_at)).toISOString(),
+    })),
   };
 }
 
@@ -150,34 +219,74 @@ export interface MonthlyLine {
   gastoAplicable: string;
 }
 
+/** A document of the month whose IVA is not in the figures, and why (`motivo`). */
+export interface ExcludedDocument {
+  clave: string | null;
+  tipo: string | null;
+  emisor: { numero: string | null; nombre: string | null };
+  fechaEmision: string | null;
+  totalComprobante: string | null;
+  totalImpuesto: string | null;
+  /** The buyer's decision (pendiente: none yet). */
+  estado: RecibidoEstado;
+  /** The MensajeReceptor in force: its consecutivo and Hacienda's state of it. */
+  consecutivoReceptor: string | null;
+  respuestaEstado: string | null;
+  /** The IVA the answer claims (not counted). */
+  ivaAcreditable: string | null;
+  motivo: Exclude<SituacionIva, 'acreditable' | 'invalido'>;
+}
+
 export interface MonthlySummary {
   mes: string;
+  /** The documents counted: accepted (fully or partly) and their MensajeReceptor accepted by Hacienda. */
   documentos: number;
   porTarifa: MonthlyLine[];
   totales: { base: string; impuesto: string; ivaAcreditable: string; gastoAplicable: string };
-  /** Received that month and not answered yet; rejected ones; refused at import. Not in the figures. */
+  /** Received that month and not answered yet; rejected by the buyer; refused at import. Not in the figures. */
   pendientes: number;
   rechazados: number;
   invalidos: number;
+  /** Every document of the month (refused ones aside: `invalidos`) whose IVA is not in the figures, with why. */
+  excluidos: ExcludedDocument[];
 }
 
 /**
- * The month's IVA acreditable and gasto aplicable by tarifa (`mes` YYYY-MM, by FechaEmision). Each accepted document's
+ * The month's IVA acreditable and gasto aplicable by tarifa (`mes` YYYY-MM, by FechaEmision), over the documents whose
+ * situacionIva is `acreditable` (their MensajeReceptor accepted by Hacienda); the others are `excluidos`. Each one's
  * MontoTotalImpuestoAcreditar is spread over its tarifas in proportion to their IVA, its MontoTotalDeGastoAplicable in
  * proportion to their base + IVA; the rounding remainder goes to its largest tarifa, so the lines add up to the
  * documents' own figures. A nota de crédito counts negative.
  */
 export async function monthlySummary(ctx: ServiceContext, accountId: number, mes: string): Promise<MonthlySummary> {
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(mes)) throw ServiceError.validation([{ path: 'mes', message: 'must be a month YYYY-MM' }]);
-  const rows = await ctx.store.db.selectFrom('recibidos').selectAll().where('account_id', '=', accountId).where('fecha_emision', 'like', `${mes}-%`).execute();
+  const rows = (await baseQuery(ctx, accountId).where('r.fecha_emision', 'like', `${mes}-%`).orderBy('r.id').execute()) as Row[];
   const by = new Map<string, { tarifa: string; base: Decimal; impuesto: Decimal; iva: Decimal; gasto: Decimal }>();
   let documentos = 0;
   const count = { pendientes: 0, rechazados: 0, invalidos: 0 };
+  const excluidos: ExcludedDocument[] = [];
   for (const r of rows) {
     if (r.estado === 'pendiente') count.pendientes++;
     if (r.estado === 'rechazado') count.rechazados++;
     if (r.estado === 'invalido') count.invalidos++;
-    if (r.estado !== 'aceptado' && r.estado !== 'parcial') continue;
+    const situacion = situacionIva(r.estado, r.respuesta_estado);
+    if (situacion === 'invalido') continue;
+    if (situacion !== 'acreditable') {
+      excluidos.push({
+        clave: r.clave,
+        tipo: r.kind,
+        emisor: { numero: r.emisor_numero, nombre: r.emisor_nombre },
+        fechaEmision: r.fecha_emision,
+        totalComprobante: r.total_comprobante,
+        totalImpuesto: r.total_impuesto,
+        estado: r.estado,
+        consecutivoReceptor: r.respuesta_clave ? (mensajeReceptorKey(r.respuesta_clave)?.consecutivoReceptor ?? null) : null,
+        respuestaEstado: r.respuesta_estado,
+        ivaAcreditable: r.iva_acreditable,
+        motivo: situacion,
+      });
+      continue;
+    }
     documentos++;
     const sign = r.kind === 'NC' ? -1 : 1;
     const lines = JSON.parse(r.iva_json) as IvaPorTarifa[];
@@ -211,5 +320,5 @@ export async function monthlySummary(ctx: ServiceContext, accountId: number, mes
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([codigoTarifaIVA, v]) => ({ codigoTarifaIVA, tarifa: v.tarifa, base: money(v.base), impuesto: money(v.impuesto), ivaAcreditable: money(v.iva), gastoAplicable: money(v.gasto) }));
   const sum = (k: 'base' | 'impuesto' | 'ivaAcreditable' | 'gastoAplicable') => money(porTarifa.reduce((a, l) => a.plus(dec(l[k])), ZERO));
-  return { mes, documentos, porTarifa, totales: { base: sum('base'), impuesto: sum('impuesto'), ivaAcreditable: sum('ivaAcreditable'), gastoAplicable: sum('gastoAplicable') }, ...count };
+  return { mes, documentos, porTarifa, totales: { base: sum('base'), impuesto: sum('impuesto'), ivaAcreditable: sum('ivaAcreditable'), gastoAplicable: sum('gastoAplicable') }, ...count, excluidos };
 }

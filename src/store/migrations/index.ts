@@ -10,6 +10,7 @@ import { jobsByType } from './0007-jobs-by-type.js';
 import { mailPolicy } from './0009-mail-policy.js';
 import { recibidosOnePerDocument } from './0010-recibidos-one-per-document.js';
 import { issuerCredentialsRefused } from './0011-issuer-credentials-refused.js';
+import { recibidosRespuestas } from './0012-recibidos-respuestas.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0009-mail-policy': mailPolicy,
   '0010-recibidos-one-per-document': recibidosOnePerDocument,
   '0011-issuer-credentials-refused': issuerCredentialsRefused,
+  '0012-recibidos-respuestas': recibidosRespuestas,
 };
 
 export const migrationProvider: MigrationProvider = {
