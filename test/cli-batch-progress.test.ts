@@ -176,7 +176,9 @@ describe('fecr batch: progress with the total, and the failed rows in the summar
     rmSync(join(work, 'w.jsonl.journal'));
     const j = await runCli(['batch', 'w.jsonl', '--wait', '--json'], { env, cwd: work });
     expect(j.code, j.stderr).toBe(3);
-    expect((JSON.parse(j.stdout) as { failed: unknown }).failed).toEqual([{ row: 2, numeroReferencia: 902, state: 'enviado', estado: 'rechazado', clave, error: `rechazado by Hacienda (clave ${clave})` }]);
+    expect((JSON.parse(j.stdout) as { failed: unknown }).failed).toEqual([
+      { row: 2, numeroReferencia: 902, state: 'enviado', estado: 'rechazado', clave, error: `rechazado by Hacienda (clave ${clave})`, errores: [expect.objectContaining({ codigo: -53, aviso: false })] },
+    ]);
   }, 60_000);
 
   it('at most 20 failed rows are listed, then how many more and where they are', async () => {

@@ -189,7 +189,8 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
       const [clave, estado, ...detalle] = r.stdout.trim().split('\n');
       expect(estado).toBe('rechazado');
       expect(detalle.join('\n')).toContain('-53, ""La fecha de emisión del comprobante electrónico no puede ser superior al día de hoy."", 0, 0');
-      expect(r.stderr.trim()).toBe(`error: Hacienda rejected ${clave}`);
+      // Hacienda's reason under the headline, one line each (issue 26).
+      expect(r.stderr.trim()).toBe(`error: Hacienda rejected ${clave}\n  rechazado: -53 La fecha de emisión del comprobante electrónico no puede ser superior al día de hoy.`);
       claves.set('rechazado', clave!);
     });
 

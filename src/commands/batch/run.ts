@@ -9,7 +9,7 @@ import { renderTable } from '../../cli/table.js';
 import type { BatchResult, BatchSummary } from '../../client/batch/runner.js';
 import { withBackend } from '../backend.js';
 import { CREDENTIALS_REFUSED } from '../../core/lifecycle.js';
-import { heldLine, issuerOfClave } from '../documents/shared.js';
+import { erroresLines, heldLine, issuerOfClave } from '../documents/shared.js';
 
 export interface BatchFlags {
   concurrency?: string;
@@ -194,7 +194,11 @@ function printSummary(ctx: Ctx, s: BatchSummary, opts: BatchFlags, out: string, 
   if (failed.count > 0) {
     info(ctx, `failed: ${failed.count} of ${s.total} document${s.total === 1 ? '' : 's'}`);
     // A row's error quotes its input (a CSV or JSON line from outside): through the sanitiser.
-    for (const f of failed.first) info(ctx, `  row ${f.row}${f.numeroReferencia !== undefined ? ` (numeroReferencia ${safeText(String(f.numeroReferencia))})` : ''}: ${safeText(f.error)}`);
+    for (const f of failed.first) {
+      info(ctx, `  row ${f.row}${f.numeroReferencia !== undefined ? ` (numeroReferencia ${safeText(String(f.numeroReferencia))})` : ''}: ${safeText(f.error)}`);
+      // Hacienda's reasons, one line each (`rechazado: -408 …`, `aviso: -37 …`).
+      if (f.estado && f.errores) for (const line of erroresLines({ estado: f.estado, errores: f.errores, detalleMensaje: null })) info(ctx, `    ${line}`);
+    }
     if (failed.count > failed.first.length) info(ctx, `  … and ${failed.count - failed.first.length} more in ${out}`);
   }
   info(ctx, `results: ${out}`);
@@ -208,6 +212,8 @@ export interface FailedRow {
   estado?: BatchResult['estado'];
   clave?: string;
   error: string;
+  /** Hacienda's list, for a document it rejected. */
+  errores?: BatchResult['errores'];
 }
 
 /** How many failed rows the summary lists (all of them are in the results file). */
@@ -242,7 +248,7 @@ function failedRow(r: BatchResult): FailedRow | undefined {
   }
   if (r.state === 'enviado' && (r.estado === 'rechazado' || r.estado === 'error')) {
     const verdict = r.estado === 'rechazado' ? 'rechazado by Hacienda' : 'Hacienda answered "error"';
-    return { ...base, estado: r.estado, ...(r.clave ? { clave: r.clave } : {}), error: `${verdict} (clave ${r.clave ?? '?'})` };
+    return { ...base, estado: r.estado, ...(r.clave ? { clave: r.clave } : {}), error: `${verdict} (clave ${r.clave ?? '?'})`, ...(r.errores ? { errores: r.errores } : {}) };
   }
   return undefined;
 }

@@ -6,6 +6,7 @@ import { safeBlock, safeText } from '../../cli/safe-text.js';
 import { renderTable, type TableOptions } from '../../cli/table.js';
 import type { DocumentStatus, MailStatus } from '../../client/backend.js';
 import { isClave } from '../../core/clave.js';
+import { errorLine, parseDetalleMensaje, type ErrorHacienda } from '../../core/xml/detalle-mensaje.js';
 import { CREDENTIALS_REFUSED, FINAL_STATES } from '../../core/lifecycle.js';
 
 export function checkClave(clave: string): string {
@@ -58,6 +59,26 @@ export function mailLine(m: MailStatus | null | undefined): string | null {
 
 export function printStatusTable(ctx: Ctx, rows: DocumentStatus[], opts: TableOptions = {}): void {
   writeLine(ctx.io.stdout, renderTable(ctx, STATUS_HEADER, rows.map(statusRow), opts));
+}
+
+/** A verdict's list: `errores` as the backend gives it, else (a status built without it) read from detalleMensaje. */
+export function erroresOf(s: Pick<DocumentStatus, 'estado' | 'errores' | 'detalleMensaje'>): ErrorHacienda[] {
+  return s.errores ?? parseDetalleMensaje(s.detalleMensaje, { aceptado: s.estado === 'aceptado' });
+}
+
+/** Hacienda's list (DocumentStatus.errores) as a table: aligned on a terminal, TSV when piped (cli/table.ts). */
+export const ERRORES_HEADER = ['codigo', 'mensaje', 'fila', 'columna', 'aviso'];
+
+export function erroresRows(errores: readonly ErrorHacienda[]): string[][] {
+  return errores.map((e) => [e.codigo === null ? '' : String(e.codigo), e.mensaje, e.fila === null ? '' : String(e.fila), e.columna === null ? '' : String(e.columna), e.aviso ? 'yes' : 'no']);
+}
+
+/**
+ * A verdict's list, one line per item, each through the sanitiser: `rechazado: -408 El Código …` for an error of a
+ * rejected document, `aviso: -37 …` for a warning (`fila N, columna M` when the item points into the XML).
+ */
+export function erroresLines(s: Pick<DocumentStatus, 'estado' | 'errores' | 'detalleMensaje'>): string[] {
+  return erroresOf(s).map((e) => safeText(`${e.aviso ? 'aviso' : s.estado}: ${errorLine(e)}`));
 }
 
 /** DetalleMensaje as Hacienda wrote it, line by line, without blank edges; each line through the sanitiser. */

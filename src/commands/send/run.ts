@@ -5,7 +5,7 @@ import { info, printJson } from '../../cli/output.js';
 import { safeText } from '../../cli/safe-text.js';
 import type { DocumentStatus } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
-import { heldLine, issuerOfClave, pendingLine, printDetalle, timeoutMs, verdictExit } from '../documents/shared.js';
+import { erroresLines, erroresOf, heldLine, issuerOfClave, pendingLine, printDetalle, timeoutMs, verdictExit } from '../documents/shared.js';
 import { CREDENTIALS_REFUSED } from '../../core/lifecycle.js';
 import { startSpinner } from '../documents/spinner.js';
 
@@ -52,12 +52,12 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
 }
 
 /** Prints a verdict (or the state reached) and ends with its exit code (--strict: errors under aceptado → 3). */
-export async function report(ctx: Ctx, s: DocumentStatus, o: { json?: boolean; strict?: boolean; table?: (s: DocumentStatus) => void; mode?: 'local' | 'remote' }): Promise<void> {
-  let strictErrors = 0;
-  if (o.strict && s.estado === 'aceptado' && s.detalleMensaje) {
-    const { parseDetalleErrors } = await import('../../hacienda/client/mensaje.js');
-    strictErrors = parseDetalleErrors(s.detalleMensaje).length;
-  }
+export async function report(
+  ctx: Ctx,
+  s: DocumentStatus,
+  o: { json?: boolean; strict?: boolean; table?: (s: DocumentStatus) => void; mode?: 'local' | 'remote'; listed?: boolean },
+): Promise<void> {
+  const strictErrors = o.strict && s.estado === 'aceptado' ? erroresOf(s).length : 0;
   if (o.json) printJson(ctx, o.strict ? { ...s, strictErrors } : s);
   else if (o.table) o.table(s);
   else {
@@ -71,7 +71,11 @@ export async function report(ctx: Ctx, s: DocumentStatus, o: { json?: boolean; s
   const code = verdictExit(s);
   if (code === EXIT.ok) return;
   if (s.estado === CREDENTIALS_REFUSED) info(ctx, `error: ${heldLine(issuerOfClave(s.clave), { clave: s.clave })}`);
-  else if (s.estado === 'rechazado') info(ctx, `error: Hacienda rejected ${s.clave}`);
+  else if (s.estado === 'rechazado') {
+    info(ctx, `error: Hacienda rejected ${s.clave}`);
+    // Hacienda's reasons, one line each (unless the table on stdout just listed them).
+    if (!o.listed) for (const line of erroresLines(s)) info(ctx, `  ${line}`);
+  }
   // Hacienda's DetalleMensaje (and a remote service's clave and state) through the sanitiser.
   else if (s.estado === 'error') info(ctx, `error: ${safeText(`${s.clave}: ${firstLine(s.detalleMensaje) ?? 'Hacienda answered with an error'}`)}`);
   else info(ctx, `error: ${safeText(pendingLine(s, o.mode))}`);

@@ -1,7 +1,8 @@
 import type { Ctx } from '../../cli/context.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { withBackend } from '../backend.js';
-import { checkClave, mailLine, printDetalle, printStatusTable, timeoutMs } from '../documents/shared.js';
+import { checkClave, ERRORES_HEADER, erroresOf, erroresRows, mailLine, printDetalle, printStatusTable, timeoutMs } from '../documents/shared.js';
+import { renderTable } from '../../cli/table.js';
 import { writeLine } from '../../cli/io.js';
 import { startSpinner } from '../documents/spinner.js';
 import { report } from '../send/run.js';
@@ -30,12 +31,16 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
     }
   });
   if (!s) throw new UserError(`no document with clave ${clave}`);
+  const errores = erroresOf(s);
   await report(ctx, s, {
     json: opts.json,
     mode,
+    listed: !opts.json && errores.length > 0,
     table: (st) => {
       printStatusTable(ctx, [st]);
-      printDetalle(ctx, st);
+      // Hacienda's list as a table of its own; DetalleMensaje as written when it lists nothing (its opening, a reason).
+      if (errores.length > 0) writeLine(ctx.io.stdout, `\n${renderTable(ctx, ERRORES_HEADER, erroresRows(errores))}`);
+      else printDetalle(ctx, st);
       const mail = mailLine(st.correo);
       if (mail) writeLine(ctx.io.stdout, mail);
     },
