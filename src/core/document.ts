@@ -21,9 +21,10 @@ import {
 import { parseIsoDateTime, formatCr } from './dates.js';
 import { checkFigures, FigureInputs, type Add } from './input/figures.js';
 import { parseReportingUnknownKeys } from './input/findings.js';
+import { Held, orderFindings, parseHolding } from './input/projection.js';
 import { checkKindFields, checkParties, checkReferences, TIPO_DOC_RULE } from './input/kind-rules.js';
 import { checkLine, checkTax } from './input/line-rules.js';
-import { DocumentBody, IssuerRecord, RepDocumentBody } from './input/schema.js';
+import { DocumentBody, IssuerRecord, RepDocumentBody, type ProveedorInput } from './input/schema.js';
 import { crDateTimeOr, emisorOf, issuerAsReceptor, lineOf, parseTelefono, proveedorOf, receptorOf, repLineOf } from './input/to-model.js';
 import type { Comprobante, Finding } from './model.js';
 import { TIPO_COMPROBANTE } from './model.js';
@@ -40,7 +41,16 @@ export interface ParseOptions {
 
 export type ParseResult =
   | { ok: true; doc: Comprobante; totals: Totals; findings: [] }
-  | { ok: false; findings: Finding[]; doc?: Comprobante; totals?: Totals };
+  | {
+      ok: false;
+      findings: Finding[];
+      /** The model, for the checks of what parsed (e.g. Hacienda's catalogues); a stand-in at the `held` paths. */
+      doc?: Comprobante;
+      /** The totals, when no part is held. */
+      totals?: Totals;
+      /** Paths of the body the model has no real value for: a check of `doc` there is not to be reported. */
+      held?: string[];
+    };
 
 
 /** Validates an issuer record (spec registration shape) and returns findings or the parsed record. */
@@ -79,12 +89,32 @@ export function bodySchemaFor(body: unknown): typeof DocumentBody | typeof RepDo
   return paymentLine ? RepDocumentBody : DocumentBody;
 }
 
+/**
+ * Every finding of a body in one run: the schema's, and the rules' and figures' of the parts that parsed (a part that
+ * did not is held, input/projection.ts: what would follow from it is not reported). Ordered by path, without repeats.
+ */
 export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOptions = {}): ParseResult {
   const schema = bodySchemaFor(body);
-  const parsed = parseReportingUnknownKeys(schema, body);
-  if (!parsed.success) return { ok: false, findings: parsed.findings };
-  const b = parsed.data;
-  const findings: Finding[] = [...parsed.unknownKeys];
+  const parsed = parseHolding(schema, body);
+  if (!parsed.success) return { ok: false, findings: orderFindings(parsed.findings) };
+  const r = judgeDocument(parsed.data, schema, parsed.held, issuer, opts);
+  const findings = orderFindings([...parsed.findings, ...r.findings.filter((f) => !parsed.held.covers(f.path))]);
+  if (findings.length === 0 && r.doc && r.totals) return { ok: true, doc: r.doc, totals: r.totals, findings: [] };
+  // A held part stands in the model as a placeholder: the model is given for the checks of the other parts (`held`
+  // says which paths to leave out), its totals not at all.
+  const standIns = [...parsed.held.paths(), ...r.standIns];
+  return { ok: false, findings, doc: r.doc, totals: standIns.length ? undefined : r.totals, held: standIns };
+}
+
+/** The rules and figures of a body that parsed (held parts aside): the findings, and the model when one can be made. */
+function judgeDocument(
+  b: DocumentBody | RepDocumentBody,
+  schema: typeof DocumentBody | typeof RepDocumentBody,
+  held: Held,
+  issuer: IssuerRecord,
+  opts: ParseOptions,
+): { findings: Finding[]; doc?: Comprobante; totals?: Totals; standIns: string[] } {
+  const findings: Finding[] = [];
   const add: Add = (path, message) => {
     const f = { path, message };
     findings.push(f);
@@ -140,15 +170,21 @@ export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOp
   // References (required for NC, ND, FEC and REP).
   checkReferences(b, kind, add);
 
-  if (!kind || !fecha || (kind === 'FEC' && !b.proveedor)) return { ok: false, findings };
+  // Without a kind there is no model (nor figures: a kind decides some); without a valid date or an FEC's proveedor,
+  // the model takes a stand-in for them, so that the figures are judged all the same.
+  if (!kind) return { findings, standIns: [] };
+  const standIns: string[] = [];
+  if (!fecha) standIns.push('fechaEmision');
   const fec = kind === 'FEC';
+  if (fec && !b.proveedor) standIns.push('proveedor');
+  const proveedor = b.proveedor ?? STAND_IN_PROVEEDOR;
 
   // Model.
   const sucursal = b.sucursal ?? issuer.sucursal;
   const consecutivo = buildConsecutivo({ sucursal, terminal: b.terminal ?? 1, tipoComprobante: TIPO_COMPROBANTE[kind], numero: b.numeroReferencia });
   const situacion = b.situacion ?? '1';
   const clave = buildClave({
-    fechaEmision: fecha,
+    fechaEmision: fecha ?? STAND_IN_FECHA,
     identificacion: issuer.identificacion,
     consecutivo,
     situacion,
@@ -161,10 +197,10 @@ export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOp
     situacion,
     proveedorSistemas: b.proveedorSistemas ?? issuer.proveedorSistemas ?? issuer.identificacion,
     // An FEC is issued by the buyer: the issuer is its Receptor (with the issuer's activity), the seller its Emisor.
-    codigoActividadEmisor: fec ? (b.proveedor?.codigoActividad ?? '') : b.codigoActividad,
+    codigoActividadEmisor: fec ? (proveedor.codigoActividad ?? '') : b.codigoActividad,
     codigoActividadReceptor: fec ? b.codigoActividad : kind === 'TE' || kind === 'FEE' ? undefined : b.codigoActividadReceptor,
-    fechaEmision: formatCr(fecha),
-    emisor: fec ? proveedorOf(b.proveedor!) : emisorOf(issuer),
+    fechaEmision: formatCr(fecha ?? STAND_IN_FECHA),
+    emisor: fec ? proveedorOf(proveedor) : emisorOf(issuer),
     receptor: fec ? issuerAsReceptor(issuer) : b.receptor === '' ? undefined : receptorOf(b.receptor),
     condicionVenta,
     condicionVentaOtros: b.condicionVentaOtros,
@@ -205,11 +241,14 @@ export function parseDocument(body: unknown, issuer: IssuerRecord, opts: ParseOp
     totals = computeTotals(doc);
     judging = judged.isEmpty() ? totals : computeTotals(judged.apply(doc));
   } catch (e) {
-    if (findings.length > 0) return { ok: false, findings };
+    if (findings.length > 0 || !held.isEmpty()) return { findings, standIns };
     throw e;
   }
-  checkFigures(b, judging, add, judged.classHeld());
+  checkFigures(b, judging, add, judged.classHeld(), held.resumen);
   judged.sayHeld();
-  if (findings.length > 0) return { ok: false, findings, doc, totals };
-  return { ok: true, doc, totals, findings: [] };
+  return { findings, doc, totals, standIns };
 }
+
+/** What the model takes for an impossible fechaEmision and an FEC's missing proveedor (both findings already). */
+const STAND_IN_FECHA = new Date(Date.UTC(2000, 0, 1, 6));
+const STAND_IN_PROVEEDOR: ProveedorInput = { nombre: 'proveedor', identificacion: { tipo: '02', numero: '3101000000' } };

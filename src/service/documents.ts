@@ -7,7 +7,10 @@ import { createHash } from 'node:crypto';
 import { parseConsecutivo, securityCodeFrom } from '../core/clave.js';
 import { issueComprobante } from '../core/comprobante.js';
 import { parseReportingUnknownKeys } from '../core/input/findings.js';
-import { bodySchemaFor } from '../core/document.js';
+import { bodySchemaFor, parseDocument } from '../core/document.js';
+import type { IssuerRecord } from '../core/input/schema.js';
+import type { Finding } from '../core/model.js';
+import { placeholderIssuer } from '../core/placeholder-issuer.js';
 import { partiesOf } from '../core/parties.js';
 import { money } from '../core/money.js';
 import type { Insertable } from 'kysely';
@@ -34,13 +37,25 @@ const KIND_NAMES: Record<string, string> = codeTable({
   FEC: 'factura electrónica de compra', FEE: 'factura electrónica de exportación', REP: 'recibo electrónico de pago',
 });
 
+/** The findings of a body that fails the schema, judged for the account's issuer it names (else a stand-in). */
+async function everyFinding(ctx: ServiceContext, accountId: number, body: unknown, schemaFindings: Finding[]): Promise<Finding[]> {
+  const emisor = body !== null && typeof body === 'object' ? (body as { emisor?: unknown }).emisor : undefined;
+  const id = typeof emisor === 'string' || typeof emisor === 'number' ? String(emisor).trim() : undefined;
+  const row = id ? await findIssuer(ctx, accountId, id) : undefined;
+  const issuer: IssuerRecord = row ? { ...placeholderIssuer(body), ...(JSON.parse(row.record_json) as Partial<IssuerRecord>) } : placeholderIssuer(body);
+  const r = parseDocument(body, issuer);
+  return r.ok ? schemaFindings : r.findings;
+}
+
 /** Submits a document body (spec "Electronic document") for an issuer of the account. */
 export async function submitDocument(ctx: ServiceContext, accountId: number, body: unknown): Promise<SubmitResult> {
   // Unknown keys alone do not stop here: the body's issuer and numbering are read without them (an identical
   // resubmission of a body stored before unknown keys were refused still gets its clave), and issueComprobante
   // reports them with every other finding.
   const parsed = parseReportingUnknownKeys(bodySchemaFor(body), body);
-  if (!parsed.success) throw ServiceError.validation(parsed.findings);
+  // A body that fails the schema gets every finding in one 400: the schema's, and the rules' and figures' of the
+  // parts that parsed, judged for the issuer it names (core/document.ts).
+  if (!parsed.success) throw ServiceError.validation(await everyFinding(ctx, accountId, body, parsed.findings));
   const b = parsed.data;
 
   const issuerRow = await findIssuer(ctx, accountId, b.emisor);

@@ -12,7 +12,7 @@ export async function validateBatch(
   items: AsyncIterable<BatchItem>,
   o: { onResult: (r: BatchResult) => void; onProgress?: (s: BatchSummary) => void; isStopped: () => boolean; chunk?: number; now?: () => Date },
 ): Promise<BatchSummary> {
-  const [{ parseDocument }, { buildComprobanteXml, KINDS }, { createXsdValidator, withPlaceholderSignature }, { placeholderIssuer }, { findingForRows }, { haciendaChecks }, { readCabysCodes }] =
+  const [{ parseDocument }, { buildComprobanteXml, KINDS }, { createXsdValidator, withPlaceholderSignature }, { placeholderIssuer }, { findingForRows }, { haciendaChecks }, { readCabysCodes }, { orderFindings }] =
     await Promise.all([
       import('../../core/document.js'),
       import('../../core/xml/build.js'),
@@ -21,6 +21,7 @@ export async function validateBatch(
       import('./csv-findings.js'),
       import('../../core/rules/document-checks.js'),
       import('../../adapters/cabys-file.js'),
+      import('../../core/input/projection.js'),
     ]);
   let cabys: import('../../adapters/cabys-file.js').CabysCodes | undefined;
   const summary: BatchSummary = { total: 0, sent: 0, invalid: 0, errors: 0, skipped: 0, interrupted: false };
@@ -74,15 +75,12 @@ export async function validateBatch(
     }
     try {
       const parsed = parseDocument(item.body, placeholderIssuer(item.body));
-      if (!parsed.ok) {
-        emit({ ...base(item), state: 'invalido', errors: rowsOf(item, parsed.findings) });
-        continue;
-      }
-      // What Hacienda rejects by its catalogues and clock (-408, -400, -53), as `fecr validate` reports it.
+      // What Hacienda rejects by its catalogues and clock (-408, -400, -53), as `fecr validate` reports it: with the
+      // body's other findings, at the paths that parsed (every finding in one run).
       const codes = (cabys ??= readCabysCodes());
-      const checked = haciendaChecks(parsed.doc, { now: o.now?.() ?? new Date(), hasCabys: (c) => codes.has(c) });
-      if (checked.findings.length) {
-        emit({ ...base(item), state: 'invalido', errors: rowsOf(item, checked.findings) });
+      const checked = parsed.doc ? haciendaChecks(parsed.doc, { now: o.now?.() ?? new Date(), hasCabys: (c) => codes.has(c), held: parsed.ok ? [] : parsed.held }).findings : [];
+      if (!parsed.ok || checked.length) {
+        emit({ ...base(item), state: 'invalido', errors: rowsOf(item, orderFindings([...parsed.findings, ...checked])) });
         continue;
       }
       const xml = withPlaceholderSignature(buildComprobanteXml(parsed.doc, parsed.totals));

@@ -100,7 +100,14 @@ type FigureLine = Pick<DocumentBody['detalleServicio'][number], 'subTotal' | 'mo
   descuento?: string;
 };
 
-export function checkFigures(b: { detalleServicio: FigureLine[]; resumenFactura: DocumentBody['resumenFactura'] }, totals: Totals, add: Add, classHeld: boolean): void {
+export function checkFigures(
+  b: { detalleServicio: FigureLine[]; resumenFactura: DocumentBody['resumenFactura'] },
+  totals: Totals,
+  add: Add,
+  classHeld: boolean,
+  /** A line or a charge did not parse (input/projection.ts): the resumen adds it up, so none of its figures is judged. */
+  resumenHeld = false,
+): void {
   const cmp = (path: string, sent: string | number | undefined, ours: Decimal, what: string) => {
     if (sent === undefined || ours.isNaN()) return;
     const f = compareFigures(path, ours, sent);
@@ -116,6 +123,7 @@ export function checkFigures(b: { detalleServicio: FigureLine[]; resumenFactura:
     cmp(`${p}.impuestoNeto`, line.impuestoNeto, t.impuestoNeto, 'the net tax (monto − exoneración)');
     cmp(`${p}.montoTotalLinea`, line.montoTotalLinea, t.montoTotalLinea, 'montoTotal + impuestoNeto');
   });
+  if (resumenHeld) return;
   const r = b.resumenFactura;
   for (const field of RESUMEN_TOTAL_FIELDS) {
     if (classHeld && CLASS_TOTALS.has(field)) continue;

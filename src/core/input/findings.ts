@@ -51,7 +51,7 @@ export function parseReportingUnknownKeys<S extends z.ZodType>(
 }
 
 /** A copy of `value` without `keys` in the object at `path` (only the containers along the path are copied). */
-function withoutKeys(value: unknown, path: readonly PropertyKey[], keys: readonly string[]): unknown {
+export function withoutKeys(value: unknown, path: readonly PropertyKey[], keys: readonly string[]): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (path.length === 0) {
     if (Array.isArray(value)) return value;
@@ -69,7 +69,7 @@ function withoutKeys(value: unknown, path: readonly PropertyKey[], keys: readonl
 type Issue = z.core.$ZodIssue;
 
 /** One issue per unknown key (path ending with the key, message from its line of the issue's message); unions flattened. */
-function leafIssues(issue: Issue): Issue[] {
+export function leafIssues(issue: Issue): Issue[] {
   return flattenUnion(issue).flatMap((leaf): Issue[] => {
     if (leaf.code !== 'unrecognized_keys') return [leaf];
     const lines = leaf.message.split('\n');

@@ -4,7 +4,7 @@
  * field paths, each message opening with Hacienda's code (`codigoActividad: -408 El Código …`). What Hacienda rejects
  * is a finding; what it only warns about (and fecr's notes) a warning, which does not fail validation.
  */
-import type { Comprobante, Finding } from '../model.js';
+import type { DocumentKind, Finding } from '../model.js';
 import { parseIsoDateTime } from '../dates.js';
 import { actividadItems, cabysItems, fechaEmisionItems, type RuleItem } from './registry-rules.js';
 
@@ -18,20 +18,54 @@ export interface HaciendaCheckOptions {
   now: Date;
   /** Whether a CABYS code is in the catalogue; absent, CABYS codes are not checked. */
   hasCabys?: (codigo: string) => boolean;
+  /** Paths of the body the document has no real value for (core/document.ts ParseResult `held`): not checked. */
+  held?: readonly string[];
+  /** Where the findings point: the body's fields (the default) or, for a document read from XML, its elements. */
+  paths?: CheckPaths;
 }
 
-export function haciendaChecks(doc: Comprobante, o: HaciendaCheckOptions): HaciendaChecks {
+/** The path of each thing checked. */
+export interface CheckPaths {
+  actividad: (kind: DocumentKind) => string;
+  cabys: (index: number) => string;
+  fecha: string;
+}
+
+export const BODY_PATHS: CheckPaths = {
+  actividad: (kind) => (kind === 'FEC' ? 'proveedor.codigoActividad' : 'codigoActividad'),
+  cabys: (i) => `detalleServicio[${i}].codigo`,
+  fecha: 'fechaEmision',
+};
+
+export const XML_PATHS: CheckPaths = {
+  actividad: () => 'CodigoActividadEmisor',
+  cabys: (i) => `DetalleServicio.LineaDetalle[${i}].CodigoCABYS`,
+  fecha: 'FechaEmision',
+};
+
+/** What the checks read of a document: a built one (core/model.ts) or one read from XML (core/xml/parse-comprobante.ts). */
+export interface CheckedDocument {
+  kind: DocumentKind;
+  codigoActividadEmisor?: string;
+  fechaEmision: string;
+  lineas: readonly { numeroLinea: number | string; codigoCABYS?: string }[];
+}
+
+export function haciendaChecks(doc: CheckedDocument, o: HaciendaCheckOptions): HaciendaChecks {
   const out: HaciendaChecks = { findings: [], warnings: [] };
+  const p = o.paths ?? BODY_PATHS;
+  const held = o.held ?? [];
   const add = (path: string, items: RuleItem[]) => {
+    if (held.some((h) => path === h || path.startsWith(`${h}.`) || path.startsWith(`${h}[`))) return;
     for (const i of items) (i.aviso ? out.warnings : out.findings).push({ path, message: `${i.codigo} ${i.mensaje}` });
   };
-  if (doc.codigoActividadEmisor) add(doc.kind === 'FEC' ? 'proveedor.codigoActividad' : 'codigoActividad', actividadItems(doc.codigoActividadEmisor));
+  if (doc.codigoActividadEmisor) add(p.actividad(doc.kind), actividadItems(doc.codigoActividadEmisor));
   if (o.hasCabys) {
     doc.lineas.forEach((l, i) => {
-      if (l.codigoCABYS) add(`detalleServicio[${i}].codigo`, cabysItems([{ linea: String(l.numeroLinea), codigo: l.codigoCABYS }], o.hasCabys!));
+      if (l.codigoCABYS) add(p.cabys(i), cabysItems([{ linea: String(l.numeroLinea), codigo: l.codigoCABYS }], o.hasCabys!));
     });
   }
   const fecha = parseIsoDateTime(doc.fechaEmision);
-  if (fecha) add('fechaEmision', fechaEmisionItems(fecha, o.now));
+  if (fecha) add(p.fecha, fechaEmisionItems(fecha, o.now));
   return out;
 }
