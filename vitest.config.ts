@@ -11,6 +11,7 @@ const ON_BOTH_STORES = [
   'test/e2e-service.test.ts',
   'test/email-delivery.test.ts',
   'test/recibidos-service.test.ts',
+  'test/recibidos-answer-again.test.ts',
   'test/server-api-correo.test.ts',
   'test/server-api-correo-relay.test.ts',
   'test/queue-deferred.test.ts',

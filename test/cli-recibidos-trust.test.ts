@@ -72,7 +72,8 @@ describe('fecr recibidos: a forged supplier invoice', () => {
       expect(a.stderr).toMatch(/fue rechazado al importarlo; no se puede responder/);
       expect(a.stderr).toMatch(/ds:Signature \(certificate\.chain\): not issued by a trusted CA/);
     }
-    const ok = await fecr(['recibidos', 'aceptar', genuina, '--timeout', '0', '--json']);
+    // Waits for Hacienda's verdict: resumen counts the IVA once Hacienda accepted the MensajeReceptor (issue 26).
+    const ok = await fecr(['recibidos', 'aceptar', genuina, '--json']);
     expect(ok.code, ok.stderr).toBe(0);
     const mes = new Date().toLocaleDateString('sv-SE', { timeZone: 'America/Costa_Rica' }).slice(0, 7);
     const s = await fecr(['recibidos', 'resumen', mes, '--json']);

@@ -131,12 +131,25 @@ export async function run(ctx: Ctx, source: string, f: ImportFlags): Promise<voi
     const nuevos = results.filter((x) => x.creado).length;
     // id 0: an entry that was not read (not a regular file, …): refused here, neither new nor already imported.
     const notRead = results.filter((x) => x.id === 0).length;
+    const notAtHacienda = results.filter((x) => x.estado !== 'invalido' && x.haciendaEstado !== 'aceptado').length;
     writeLine(
       ctx.io.stdout,
-      `imported ${results.length} files: ${results.length - refused.length} valid, ${refused.length} refused${notRead ? ` (${notRead} not read)` : ''}; ${nuevos} new, ${results.length - nuevos - notRead} already imported`,
+      `imported ${results.length} files: ${results.length - refused.length} valid, ${refused.length} refused${notRead ? ` (${notRead} not read)` : ''}; ${nuevos} new, ${results.length - nuevos - notRead} already imported${notAtHacienda ? `; ${notAtHacienda} not accepted by Hacienda yet (see the warnings)` : ''}`,
     );
   }
-  if (!f.json) for (const x of results) if (x.avisos.length > 0 && x.estado !== 'invalido' && results.length === 1) findingLines(ctx, x.avisos, '', 'warning: ');
+  if (!f.json) {
+    for (const x of results) {
+      if (x.estado === 'invalido') continue;
+      // What Hacienda said at import, unless it has accepted the document since (asked again when answering it).
+      const avisos = x.haciendaEstado === 'aceptado' ? x.avisos.filter((a) => a.path !== 'hacienda') : x.avisos;
+      if (results.length === 1) findingLines(ctx, avisos, '', 'warning: ');
+      else {
+        // A folder: per file, when Hacienda has no record of the document (or has not accepted it) yet (issue 26).
+        const h = avisos.find((a) => a.path === 'hacienda');
+        if (h) writeLine(ctx.io.stderr, safeText(`warning: ${x.archivo}: ${h.message}`));
+      }
+    }
+  }
   if (refused.length > 0) {
     if (!f.json) {
       // File names are outside text too (a folder's *.xml may be named anything): through the sanitiser.

@@ -33,13 +33,14 @@ export function defineRecibidosCommands(program: Command, ctx: Ctx): void {
       .option('--iva-acreditable <amount>', 'MontoTotalImpuestoAcreditar (default: all the IVA for aceptar and parcial)')
       .option('--gasto-aplicable <amount>', 'MontoTotalDeGastoAplicable (default: TotalComprobante minus the IVA credited)')
       .option('--timeout <seconds>', "how long to wait for Hacienda's verdict on the answer (default 60; 0: do not wait)")
+      .option('--force', 'answer even though Hacienda has no record of the comprobante (its MensajeReceptor will likely be rejected)')
       .option('--json', 'print as JSON')
       .action(async (clave: string, opts: DecideFlags) => (await load()).run(ctx, clave, opts));
   decide('aceptar', 'accept it: MensajeReceptor 1 (consecutivo tipo 05), all the IVA creditable by default', () => import('./aceptar.js'));
   decide('parcial', 'accept it partially: MensajeReceptor 2 (tipo 06)', () => import('./parcial.js'));
   decide('rechazar', 'reject it: MensajeReceptor 3 (tipo 07)', () => import('./rechazar.js'));
   r.command('resumen')
-    .description('a month: IVA acreditable and gasto aplicable by tarifa (what the IVA return needs)')
+    .description("a month: IVA acreditable and gasto aplicable by tarifa (what the IVA return needs), over the documents whose MensajeReceptor Hacienda accepted; the others listed apart with why")
     .argument('<mes>', 'YYYY-MM')
     .option('--json', 'print as JSON')
     .option('--csv', 'print the table as CSV (RFC 4180; formulas neutralised)')

@@ -6,8 +6,8 @@ import { writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
 import { safeBlock, safeText } from '../../cli/safe-text.js';
 import { renderTable, type TableOptions } from '../../cli/table.js';
-import type { Backend } from '../../client/backend.js';
-import type { DecideOptions, RecibidoDetail, RecibidosApi, RecibidoSummary } from '../../client/recibidos.js';
+import { BackendError, type Backend } from '../../client/backend.js';
+import type { DecideOptions, RecibidoDetail, RecibidosApi, RecibidoSummary, SituacionIva } from '../../client/recibidos.js';
 import type { Finding } from '../../core/model.js';
 import { withBackend } from '../backend.js';
 import { checkClave, timeoutMs } from '../documents/shared.js';
@@ -35,6 +35,7 @@ export interface DecideFlags {
   ivaAcreditable?: string;
   gastoAplicable?: string;
   timeout?: string;
+  force?: boolean;
   json?: boolean;
 }
 
@@ -84,6 +85,7 @@ export function printDetail(ctx: Ctx, d: RecibidoDetail): void {
   line('totalComprobante', `${d.totalComprobante ?? ''} ${d.moneda ?? ''}`);
   line('totalImpuesto', d.totalImpuesto);
   line('hacienda', d.haciendaEstado);
+  line('IVA', SITUACION_TEXT[d.situacionIva] ?? d.situacionIva);
   for (const i of d.iva) line(`IVA tarifa ${i.codigoTarifaIVA}`, `${i.tarifa}% base ${i.base} impuesto ${i.impuesto}`);
   if (d.decision) {
     line('respuesta', `Mensaje ${d.decision.mensaje} (${d.estado}), ${d.decision.mensajeClave ?? ''}`);
@@ -91,10 +93,33 @@ export function printDetail(ctx: Ctx, d: RecibidoDetail): void {
     line('ivaAcreditable', d.decision.montoTotalImpuestoAcreditar);
     line('gastoAplicable', d.decision.montoTotalDeGastoAplicable);
     if (d.decision.detalle) line('detalle', d.decision.detalle);
+    if (d.respuestaEstado === 'rechazado' || d.respuestaEstado === 'error') line('respuesta de Hacienda', firstLine(d.decision.respuestaDetalle));
+  }
+  // The answers replaced after Hacienda did not take them (issue 26), oldest first.
+  for (const [i, a] of (d.respuestasAnteriores ?? []).entries()) {
+    line(`respuesta anterior ${i + 1}`, `Mensaje ${a.mensaje} (${a.estado}), ${a.mensajeClave ?? ''}, Hacienda: ${a.respuestaEstado ?? 'pendiente'}${a.respuestaDetalle ? ` (${firstLine(a.respuestaDetalle)})` : ''}, replaced ${a.reemplazadaEn}`);
   }
   for (const f of d.hallazgos) writeLine(ctx.io.stdout, `hallazgo: ${findingText(f)}`);
-  for (const f of d.avisos) writeLine(ctx.io.stdout, `aviso: ${findingText(f)}`);
+  // What Hacienda said at import is not repeated once it has accepted the document (asked again when answering).
+  for (const f of d.avisos) if (!(f.path === 'hacienda' && d.haciendaEstado === 'aceptado')) writeLine(ctx.io.stdout, `aviso: ${findingText(f)}`);
 }
+
+/** Hacienda's DetalleMensaje on one line, cut at 240 characters (all of it: `show --json` and the files). */
+function firstLine(text: string | null): string {
+  const one = (text ?? '').split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length > 1).join(' ');
+  return one.length > 240 ? `${one.slice(0, 239)}…` : one;
+}
+
+/** Why a received document's IVA is or is not in the month's figures (queries.ts situacionIva), in words. */
+export const SITUACION_TEXT: Readonly<Record<SituacionIva, string>> = {
+  acreditable: 'counted (accepted, and Hacienda accepted the MensajeReceptor)',
+  sin_respuesta: 'not counted: not answered yet',
+  respuesta_pendiente: 'not counted: Hacienda has not decided on the MensajeReceptor yet',
+  respuesta_rechazada: 'not counted: Hacienda rejected the MensajeReceptor (answer it again)',
+  respuesta_fallida: 'not counted: the MensajeReceptor ended in error, Hacienda did not take it (answer it again)',
+  rechazado_por_comprador: 'not counted: rejected by the buyer',
+  invalido: 'not counted: refused at import',
+};
 
 /** aceptar | parcial | rechazar: queue the MensajeReceptor, wait for Hacienda's verdict (or not), print, exit. */
 export async function decide(ctx: Ctx, decision: DecideOptions['decision'], claveArg: string, f: DecideFlags): Promise<void> {
@@ -110,8 +135,18 @@ export async function decide(ctx: Ctx, decision: DecideOptions['decision'], clav
     ...(f.condicionImpuesto !== undefined ? { condicionImpuesto: f.condicionImpuesto } : {}),
     ...(f.ivaAcreditable !== undefined ? { ivaAcreditable: f.ivaAcreditable } : {}),
     ...(f.gastoAplicable !== undefined ? { gastoAplicable: f.gastoAplicable } : {}),
+    ...(f.force ? { forzar: true } : {}),
   };
-  const { result, detail } = await withBuyer(ctx, (r) => r.decide(clave, opts, { waitMs: wait }));
+  const { result, detail } = await withBuyer(ctx, async (r) => {
+    try {
+      return await r.decide(clave, opts, { waitMs: wait });
+    } catch (e) {
+      // Hacienda has no record of the comprobante (asked again now): one line that says why and the way on.
+      const why = e instanceof BackendError ? e.findings.find((x) => x.path === 'hacienda') : undefined;
+      if (why) throw new UserError(safeText(`${clave}: ${why.message}; answer it once Hacienda has it, or now with --force`));
+      throw e;
+    }
+  });
   const respuesta = detail?.respuestaEstado ?? 'pendiente';
   if (f.json) printJson(ctx, { ...result, respuestaEstado: respuesta, respuestaDetalle: detail?.decision?.respuestaDetalle ?? null });
   else {
@@ -119,11 +154,11 @@ export async function decide(ctx: Ctx, decision: DecideOptions['decision'], clav
     writeLine(ctx.io.stdout, safeText(`${clave} ${result.estado}: MensajeReceptor ${result.consecutivoReceptor} (Mensaje ${result.mensaje}), Hacienda: ${respuesta}`));
     if (result.montoTotalImpuestoAcreditar !== null) writeLine(ctx.io.stdout, safeText(`ivaAcreditable ${result.montoTotalImpuestoAcreditar}  gastoAplicable ${result.montoTotalDeGastoAplicable}`));
   }
-  if (respuesta === 'rechazado') {
+  if (respuesta === 'rechazado' || respuesta === 'error') {
     if (!f.json && detail?.decision?.respuestaDetalle) writeLine(ctx.io.stderr, safeBlock(detail.decision.respuestaDetalle.trim()));
-    throw new SilentExit(EXIT.rejected);
+    if (!f.json) writeLine(ctx.io.stderr, `Hacienda did not take this MensajeReceptor: the document's IVA is not counted; answer it again (fecr recibidos aceptar|parcial|rechazar ${clave}) once the cause is fixed`);
+    throw new SilentExit(respuesta === 'rechazado' ? EXIT.rejected : EXIT.error);
   }
-  if (respuesta === 'error') throw new SilentExit(EXIT.error);
   if (wait > 0 && respuesta !== 'aceptado') throw new SilentExit(EXIT.pending);
 }
 
