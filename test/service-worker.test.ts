@@ -112,6 +112,9 @@ interface Receiver {
   close(): Promise<void>;
 }
 
+/** fecr's own webhook events the receivers got (verified), apart from the spec's verdicts. */
+const fecrEvents: { type: string; folioId: string; [k: string]: unknown }[] = [];
+
 /** A webhook receiver on 127.0.0.1:0 that verifies every request with the standardwebhooks package. */
 async function startReceiver(answer: (r: Omit<Received, 'status'>, n: number) => number = () => 200): Promise<Receiver> {
   const received: Received[] = [];
@@ -130,7 +133,9 @@ async function startReceiver(answer: (r: Omit<Received, 'status'>, n: number) =>
         payload = undefined;
       }
       const r: Omit<Received, 'status'> = { headers: req.headers, body, verified };
-      if (payload) {
+      // fecr's own events (documento.rechazado) are not the spec's verdict body: counted apart.
+      if (payload?.type) fecrEvents.push(payload);
+      else if (payload) {
         r.clave = payload.folioId;
         const m = parseMensajeHaciendaXml(Buffer.from(payload.folioDetails[0].encodedFile, 'base64').toString('utf8'));
         r.mensaje = m.mensaje;
@@ -228,6 +233,10 @@ describe('pipeline: send, poll, store the MensajeHacienda, deliver the webhook',
     const hooks = receiver.received.filter((r) => r.clave === d.clave);
     expect(hooks).toHaveLength(1);
     expect(hooks[0]).toMatchObject({ verified: true, mensaje: 3, mensajeClave: d.clave });
+    // Beside it, fecr's documento.rechazado with the reason as data (issue 26).
+    expect(fecrEvents.filter((e) => e.folioId === d.clave)).toEqual([
+      { type: 'documento.rechazado', folioId: d.clave, folioType: 'INVOICE', estado: 'rechazado', mensaje: 3, errores: [{ codigo: -9090, mensaje: 'Rechazo forzado por la configuración de fallas del emulador.', fila: null, columna: null, aviso: false }] },
+    ]);
   });
 
   it('a POST Hacienda refuses (400) marks the document error with the cause, and sends no webhook', async () => {

@@ -1,7 +1,8 @@
 /**
  * The `poll` job: GET the status; recibido/procesando/unknown → again after 300 ms doubling to 30 s (after 24 h,
  * hourly); aceptado/rechazado/error → in ONE transaction: the MensajeHacienda, mensaje, detalle, state and
- * decided_at on the document, the job done, the webhook delivery + its job (when the account has a webhook URL), and
+ * decided_at on the document, the job done, the webhook delivery + its job (when the account has a webhook URL; for a
+ * rejection also fecr's `documento.rechazado` event with the reasons as data), and
  * on aceptado the receptor's mail + its job (email.ts; when the document has recipients). The issuer's credentials
  * refused by the IdP → the job parked until the issuer is updated, the document keeping its state (credentials.ts).
  */
@@ -12,7 +13,7 @@ import { completeJob, rescheduleJob } from '../../store/jobs.js';
 import { errText, issuerOf, loadDocument, notBeforeRetryAfter, type JobEnv } from './job.js';
 import { holdForCredentials, refusedCredentials } from './credentials.js';
 import { queueAcceptedMail } from './email.js';
-import { createDelivery } from './webhooks.js';
+import { createDelivery, queueRejectedEvent } from './webhooks.js';
 
 /** When to ask again: firstPollDelayMs doubling per query up to pollMaxIntervalMs (±10 %); slowly after pollWindowMs. */
 function pollDelay(env: JobEnv, job: Job, now: number): number {
@@ -83,6 +84,8 @@ export async function runPoll(env: JobEnv, job: Job, owner: string): Promise<voi
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 1 && responseXml) {
       deliveryId = await createDelivery(trx, now, { accountId: doc.account_id, documentId: doc.id, clave: doc.clave, mensajeHaciendaXml: responseXml });
+      // fecr's own event for a rejection: the reasons as data (the spec's body above stays exact).
+      if (st.estado === 'rechazado') await queueRejectedEvent(trx, now, { accountId: doc.account_id, documentId: doc.id, clave: doc.clave, mensaje, detalleMensaje: detalle });
       if (st.estado === 'aceptado') mailId = await queueAcceptedMail(ctx, trx, now, doc);
     }
   });

@@ -20,6 +20,7 @@ import { isIP } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import type { DeliveryState, Job, WebhookDelivery } from '../../store/schema.js';
+import { parseDetalleMensaje, type ErrorHacienda } from '../../core/xml/detalle-mensaje.js';
 import { getWebhook } from '../accounts.js';
 import type { ServiceContext } from '../context.js';
 import { completeJob, enqueueJob, rescheduleJob, type Executor } from '../../store/jobs.js';
@@ -61,6 +62,35 @@ export async function createDelivery(trx: Executor, now: number, input: CreateDe
     messageId: messageIdFor(input.clave),
     payload: webhookPayload(input.clave, input.mensajeHaciendaXml),
   });
+}
+
+/** fecr's event of a document Hacienda rejected (README "Webhook events"): its reasons as data, beside the spec's verdict. */
+export const REJECTED_EVENT = 'documento.rechazado';
+
+export interface RejectedPayload {
+  type: typeof REJECTED_EVENT;
+  folioId: string;
+  folioType: 'INVOICE';
+  estado: 'rechazado';
+  mensaje: number | null;
+  /** Hacienda's list in DetalleMensaje (core/xml/detalle-mensaje.ts). */
+  errores: ErrorHacienda[];
+}
+
+/**
+ * Inside the transaction that stores a rejection, after the spec's verdict delivery (which stays exactly the spec's
+ * body): fecr's `documento.rechazado` event with Hacienda's reasons as data; null when the account has no webhook.
+ */
+export async function queueRejectedEvent(trx: Executor, now: number, input: { accountId: number; documentId: number; clave: string; mensaje: number | null; detalleMensaje: string | null }): Promise<number | null> {
+  const payload: RejectedPayload = {
+    type: REJECTED_EVENT,
+    folioId: input.clave,
+    folioType: 'INVOICE',
+    estado: 'rechazado',
+    mensaje: input.mensaje,
+    errores: parseDetalleMensaje(input.detalleMensaje),
+  };
+  return queueWebhookEvent(trx, now, { accountId: input.accountId, documentId: input.documentId, messageId: `msg_${input.clave}_rechazado`, payload });
 }
 
 /**
