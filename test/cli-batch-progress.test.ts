@@ -1,6 +1,6 @@
 // `fecr batch` progress and summary (issue 13): the progress line shows done/total ("n/?" until the total is
-// known) and, once the total is known, an ETA; the file's documents are counted by a cheap pass beside the batch
-// (countBatch). The summary lists the failed rows, each with its first finding (stderr; in --json, "failed").
+// known) and, once the total is known, an ETA; the file's documents are counted by a first pass over the file
+// (scanBatch; countBatch its count or undefined). The summary lists the failed rows, each with its first finding (stderr; in --json, "failed").
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -172,9 +172,8 @@ describe('fecr batch: progress with the total, and the failed rows in the summar
     expect(r.code, r.stderr).toBe(3);
     const clave = (readFileSync(join(work, 'w.jsonl.results.jsonl'), 'utf8').split('\n').map((l) => (l ? (JSON.parse(l) as { row: number; clave: string }) : undefined)).find((x) => x?.row === 2))!.clave;
     expect(r.stderr).toMatch(new RegExp(`^failed: 1 of 2 documents\\n {2}row 2 \\(numeroReferencia 902\\): rechazado by Hacienda \\(clave ${clave}\\)\\n`, 'm'));
-    // Again, as JSON (the same bodies get the same claves back).
-    rmSync(join(work, 'w.jsonl.journal'));
-    const j = await runCli(['batch', 'w.jsonl', '--wait', '--json'], { env, cwd: work });
+    // Again, as JSON, from the start (the same bodies get the same claves back).
+    const j = await runCli(['batch', 'w.jsonl', '--restart', '--wait', '--json'], { env, cwd: work });
     expect(j.code, j.stderr).toBe(3);
     expect((JSON.parse(j.stdout) as { failed: unknown }).failed).toEqual([
       { row: 2, numeroReferencia: 902, state: 'enviado', estado: 'rechazado', clave, error: `rechazado by Hacienda (clave ${clave})`, errores: [expect.objectContaining({ codigo: -53, aviso: false })] },

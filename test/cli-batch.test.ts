@@ -80,10 +80,12 @@ describe('fecr batch FILE.csv', () => {
     expect(r.stderr).not.toMatch(/^\s+at /m);
   });
 
-  it('without --resume an existing journal is a usage error', async () => {
+  it('without --resume or --restart an earlier run is a usage error', async () => {
     const r = await fecr(['batch', 'example.csv']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('use --resume');
+    expect(r.stderr.trim()).toBe(
+      'error: example.csv.journal and example.csv.results.jsonl exist from an earlier run: pass --resume to continue it, or --restart to move them aside and start over',
+    );
   });
 });
 

@@ -89,7 +89,10 @@ function freeTextIssuerPaths(body: Obj): Key[][] {
     });
 }
 
-/** One unit of text (one or two UTF-16 code units): every class of character XML 1.0 allows. */
+/**
+ * One unit of text (one or two UTF-16 code units): every class of character XML 1.0 allows, but U+FFFD, which the
+ * input schema refuses since issue 26 (what a decoder leaves for a byte it could not read; test/cli-batch-input).
+ */
 const cp = (n: number) => String.fromCodePoint(n);
 const unit = fc.oneof(
   // Line ends of XML 1.0 and the characters XML 1.1 (and xmldom's default) also treats as line ends.
@@ -101,11 +104,11 @@ const unit = fc.oneof(
   // U+FEFF and other invisible or space characters inside text.
   { weight: 2, arbitrary: fc.constantFrom(0xfeff, 0xa0, 0x200b, 0x200d, 0x202e, 0x3000, 0x1680, 0x180e).map(cp) },
   // Next to the forbidden ranges: after C0, DEL and the C1 controls, around the surrogates, before U+FFFE.
-  { weight: 3, arbitrary: fc.oneof(fc.constantFrom(0x20, 0x7e, 0x7f, 0xd7ff, 0xe000, 0xf8ff, 0xfdd0, 0xfdef, 0xfffc, 0xfffd), fc.integer({ min: 0x80, max: 0x9f })).map(cp) },
+  { weight: 3, arbitrary: fc.oneof(fc.constantFrom(0x20, 0x7e, 0x7f, 0xd7ff, 0xe000, 0xf8ff, 0xfdd0, 0xfdef, 0xfffc), fc.integer({ min: 0x80, max: 0x9f })).map(cp) },
   // What XML escapes.
   { weight: 2, arbitrary: fc.constantFrom('&', '<', '>', '"', "'", ']]>', '&amp;', '&#x2028;') },
   // Anything else of the BMP that XML 1.0 allows.
-  { weight: 3, arbitrary: fc.oneof(fc.integer({ min: 0x20, max: 0xd7ff }), fc.integer({ min: 0xe000, max: 0xfffd })).map(cp) },
+  { weight: 3, arbitrary: fc.oneof(fc.integer({ min: 0x20, max: 0xd7ff }), fc.integer({ min: 0xe000, max: 0xfffc })).map(cp) },
 );
 /** A text to insert: at most MAX_UNITS UTF-16 code units. */
 const insertion = fc.array(unit, { minLength: 1, maxLength: 8 }).map((units) => {
@@ -165,7 +168,7 @@ describe('every character XML 1.0 allows, in every free-text field: fecr signs, 
   }
 
   it('one character at a time (each special character alone in a line detail): both valid', () => {
-    for (const ch of ['\u0085', '\u2028', '\u2029', '\r', '\r\n', '\r\u0085', '\t', '\uFEFF', '𝄞', 'e\u0301', '\u0080', '\u009F', '\uD7FF', '\uE000', '\uFFFD', '\u{10FFFF}']) {
+    for (const ch of ['\u0085', '\u2028', '\u2029', '\r', '\r\n', '\r\u0085', '\t', '\uFEFF', '𝄞', 'e\u0301', '\u0080', '\u009F', '\uD7FF', '\uE000', '\uFFFC', '\u{10FFFF}']) {
       const body = validInvoice();
       body.detalleServicio[0].detalle = `Consultoría${ch}en gestión`;
       const r = issue(body, test.issuer);

@@ -171,6 +171,8 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr batch facturas.csv --dry-run', 'validate every row, send nothing'],
     ['fecr batch facturas.jsonl --wait --concurrency 4', "and wait for Hacienda's verdicts"],
     ['fecr batch facturas.csv --resume', 'continue after Ctrl-C or a crash'],
+    ['fecr batch facturas.csv --restart', 'start over; the earlier journal and results kept aside'],
+    ['fecr batch facturas.csv --encoding windows-1252 --decimal-comma', 'a CSV of Excel in Spanish: ";", 1.250,50'],
   ],
   status: [
     ['fecr status "$CLAVE"', "state and Hacienda's answer"],

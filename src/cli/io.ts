@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { UserError } from './errors.js';
+import { decodeText, TEXT_ENCODINGS, textEncodingOf, TextEncodingError, type TextEncoding } from '../client/text-input.js';
+import { UsageError, UserError } from './errors.js';
 
 export interface IO {
   stdin: Readable;
@@ -53,9 +54,35 @@ export async function readInput(io: IO, file: string): Promise<Buffer> {
   }
 }
 
-/** Reads and parses a JSON file argument (or "-"); a syntax error names the file. */
-export async function readJson(io: IO, file: string): Promise<unknown> {
-  const text = (await readInput(io, file)).toString('utf8').replace(/^\uFEFF/, '');
+/** The help of `--encoding`, for every command that reads a text file. */
+export const ENCODING_HELP = 'the text file\'s encoding: utf-8 (the default; a BOM is fine), windows-1252 or latin1 (what Excel on Windows writes)';
+
+/** The value of `--encoding` (undefined: UTF-8); another value is a usage error. */
+export function encodingFlag(value: string | undefined): TextEncoding | undefined {
+  if (value === undefined) return undefined;
+  const e = textEncodingOf(value);
+  if (!e) throw new UsageError(`--encoding must be ${TEXT_ENCODINGS.slice(0, -1).join(', ')} or ${TEXT_ENCODINGS.at(-1)} (got "${value}")`);
+  return e;
+}
+
+/**
+ * Reads a text file argument (or "-") as UTF-8, or as `encoding` says (client/text-input.ts): a byte that is not in
+ * it is a one-line UserError naming the file, the line and the byte. `encodingFlag` false: the command has no
+ * `--encoding`, and the refusal does not offer it.
+ */
+export async function readText(io: IO, file: string, opts: { encoding?: TextEncoding | undefined; encodingFlag?: boolean } = {}): Promise<string> {
+  const bytes = await readInput(io, file);
+  try {
+    return decodeText(bytes, file === '-' ? 'stdin' : file, opts);
+  } catch (e) {
+    if (e instanceof TextEncodingError) throw new UserError(e.message);
+    throw e;
+  }
+}
+
+/** Reads and parses a JSON file argument (or "-"); a byte not in its encoding and a syntax error name the file. */
+export async function readJson(io: IO, file: string, opts: { encoding?: TextEncoding | undefined; encodingFlag?: boolean } = { encodingFlag: false }): Promise<unknown> {
+  const text = await readText(io, file, opts);
   try {
     return JSON.parse(text);
   } catch (e) {

@@ -60,11 +60,12 @@ const PAYMENT_COLUMNS = ['montoPagado', 'baseImponible'] as const;
 /** What a payment line has not: it pays an invoiced amount, with no CABYS, quantity or price of its own. */
 const NOT_IN_PAYMENT = ['codigo', 'cantidad', 'unidadMedida', 'precioUnitario', 'descuento', 'codigoDescuento', 'partidaArancelaria'] as const;
 
-const KNOWN = new Set<string>([...DOCUMENT_COLUMNS, ...LINE_COLUMNS, ...REFERENCE_COLUMNS]);
+/** Every column of the layout. */
+export const KNOWN_COLUMNS: ReadonlySet<string> = new Set<string>([...DOCUMENT_COLUMNS, ...LINE_COLUMNS, ...REFERENCE_COLUMNS]);
 
 /** Checks a header row; returns the problem, or undefined when usable. */
 export function checkHeader(header: string[]): string | undefined {
-  const unknown = header.filter((h) => !KNOWN.has(h));
+  const unknown = header.filter((h) => !KNOWN_COLUMNS.has(h));
   if (unknown.length) return `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${echo(u)}"`).join(', ')} (see docs/batch-csv.md)`;
   const missing: string[] = REQUIRED_COLUMNS.filter((c) => !header.includes(c));
   const goods = GOODS_COLUMNS.filter((c) => !header.includes(c));

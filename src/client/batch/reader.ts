@@ -2,12 +2,16 @@
  * Batch input, streamed so memory stays flat whatever the file size: `.jsonl` (one body per line), `.json` (a
  * top-level array of bodies, split element by element), `.csv` (one row per line item, docs/batch-csv.md).
  * Every unit becomes an item: a body to submit, or the findings of a malformed line/element/row, never a throw
- * (a file that cannot be read at all, or a CSV header that is not the layout, is a ReaderError before any item).
+ * (a file that cannot be read at all, a byte that is not in the file's encoding, a CSV header that is not the layout
+ * or amounts in a dialect not declared, is a ReaderError: `scanBatch` finds these in a first pass, before anything is
+ * sent or written). The text is decoded by the client's one text reader (../text-input.ts).
  */
 import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import { echo } from '../../core/echo.js';
 import type { Finding } from '../../core/model.js';
+import { decodeChunks, TextEncodingError, type TextEncoding } from '../text-input.js';
+import type { CsvDelimiter } from './csv-dialect.js';
 
 export type BatchFormat = 'csv' | 'json' | 'jsonl';
 
@@ -26,6 +30,13 @@ export interface BatchItem {
 
 export class ReaderError extends Error {}
 
+/** How to read the file: its encoding (default UTF-8), and a CSV's separator (default: read from the header) and decimal mark. */
+export interface BatchReadOptions {
+  encoding?: TextEncoding | undefined;
+  delimiter?: CsvDelimiter | undefined;
+  decimalComma?: boolean | undefined;
+}
+
 export function formatOf(file: string): BatchFormat | undefined {
   const m = /\.(csv|jsonl|ndjson|json)$/i.exec(file);
   if (!m) return undefined;
@@ -33,38 +44,60 @@ export function formatOf(file: string): BatchFormat | undefined {
   return ext === 'ndjson' ? 'jsonl' : (ext as BatchFormat);
 }
 
-export function readBatch(file: string, format: BatchFormat): AsyncGenerator<BatchItem> {
-  if (format === 'jsonl') return readJsonl(file);
-  if (format === 'json') return readJsonArray(file);
-  return readCsv(file);
+export function readBatch(file: string, format: BatchFormat, opts: BatchReadOptions = {}): AsyncGenerator<BatchItem> {
+  const items = format === 'jsonl' ? readJsonl(file, opts) : format === 'json' ? readJsonArray(file, opts) : readCsv(file, opts);
+  return asReaderErrors(items);
 }
 
 /**
  * How many items (documents, and malformed lines, elements or rows) readBatch will yield for `file`, counted by a
- * pass that neither parses the JSON bodies nor builds the CSV documents; undefined when the file cannot be read as
- * a batch (readBatch then says why). For the progress line's total: a document costs a signature and a request,
- * counting it a few microseconds.
+ * pass that neither parses the JSON bodies nor builds the CSV documents, and that stops on what would stop readBatch
+ * (a ReaderError: a byte not in the encoding, a header not the layout, undeclared decimal commas; or the file's own
+ * error). Run before a batch opens its results and journal, so a file that cannot be read changes no file; its count
+ * is the progress line's total (a document costs a signature and a request, counting it a few microseconds).
  */
-export async function countBatch(file: string, format: BatchFormat): Promise<number | undefined> {
+export async function scanBatch(file: string, format: BatchFormat, opts: BatchReadOptions = {}): Promise<number> {
   let n = 0;
-  try {
-    if (format === 'jsonl') {
-      for await (const _ of jsonlLines(file)) n++;
-    } else if (format === 'json') {
-      const { splitJsonArray } = await import('./json-array.js');
-      const input = createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 });
-      try {
-        for await (const _ of splitJsonArray(input)) n++;
-      } finally {
-        input.destroy();
-      }
-    } else {
-      for await (const _ of readCsv(file, false)) n++;
+  if (format === 'jsonl') {
+    for await (const _ of asReaderErrors(jsonlLines(file, opts))) n++;
+  } else if (format === 'json') {
+    const { splitJsonArray, NotAnArrayError } = await import('./json-array.js');
+    const input = createReadStream(file, { highWaterMark: 256 * 1024 });
+    try {
+      for await (const _ of asReaderErrors(splitJsonArray(decodeChunks(input, file, opts)))) n++;
+    } catch (e) {
+      throw e instanceof NotAnArrayError ? new ReaderError(e.message) : e;
+    } finally {
+      input.destroy();
     }
+  } else {
+    for await (const _ of readCsv(file, opts, false)) n++;
+  }
+  return n;
+}
+
+/** scanBatch's count, or undefined when the file cannot be read as a batch (readBatch then says why). */
+export async function countBatch(file: string, format: BatchFormat, opts: BatchReadOptions = {}): Promise<number | undefined> {
+  try {
+    return await scanBatch(file, format, opts);
   } catch {
     return undefined;
   }
-  return n;
+}
+
+/** A byte not in the file's encoding, as a ReaderError (`line 3: byte 0xED is not UTF-8; …`, the file named by the caller). */
+async function* asReaderErrors<T>(items: AsyncIterable<T>): AsyncGenerator<T> {
+  try {
+    yield* items;
+  } catch (e) {
+    throw e instanceof TextEncodingError ? new ReaderError(e.reason) : e;
+  }
+}
+
+/** The file's text, decoded as `opts` says, chunk by chunk. */
+function textOf(file: string, opts: BatchReadOptions, highWaterMark = 64 * 1024): { text: AsyncGenerator<string>; close: () => void } {
+  const input = createReadStream(file, { highWaterMark });
+  return { text: decodeChunks(input, file, opts), close: () => input.destroy() };
 }
 
 function numeroOf(body: unknown): string | number | undefined {
@@ -86,33 +119,37 @@ function itemOfJson(row: number, text: string, where: string): BatchItem {
   return n === undefined ? { row, body } : { row, body, numeroReferencia: n };
 }
 
-async function* readJsonl(file: string): AsyncGenerator<BatchItem> {
-  for await (const { line, text } of jsonlLines(file)) yield itemOfJson(line, text, `line ${line}`);
+async function* readJsonl(file: string, opts: BatchReadOptions): AsyncGenerator<BatchItem> {
+  for await (const { line, text } of jsonlLines(file, opts)) yield itemOfJson(line, text, `line ${line}`);
 }
 
-/** The non-blank lines of a JSONL file, trimmed (a BOM removed), with their line numbers. */
-async function* jsonlLines(file: string): AsyncGenerator<{ line: number; text: string }> {
-  const input = createReadStream(file, { encoding: 'utf8' });
-  const lines = createInterface({ input, crlfDelay: Infinity });
+/** The non-blank lines of a JSONL file (LF or CRLF), trimmed (a BOM removed by the decoder), with their line numbers. */
+async function* jsonlLines(file: string, opts: BatchReadOptions): AsyncGenerator<{ line: number; text: string }> {
+  const { text, close } = textOf(file, opts);
   let line = 0;
+  let rest = '';
   try {
-    for await (const text of lines) {
-      line++;
-      const t = line === 1 ? text.replace(/^\uFEFF/, '').trim() : text.trim();
-      if (t === '') continue;
-      yield { line, text: t };
+    for await (const chunk of text) {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop()!;
+      for (const p of parts) {
+        line++;
+        const t = p.trim();
+        if (t !== '') yield { line, text: t };
+      }
     }
+    line++;
+    if (rest.trim() !== '') yield { line, text: rest.trim() };
   } finally {
-    lines.close();
-    input.destroy();
+    close();
   }
 }
 
-async function* readJsonArray(file: string): AsyncGenerator<BatchItem> {
+async function* readJsonArray(file: string, opts: BatchReadOptions): AsyncGenerator<BatchItem> {
   const { splitJsonArray, NotAnArrayError } = await import('./json-array.js');
-  const input = createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 });
+  const { text, close } = textOf(file, opts, 256 * 1024);
   try {
-    for await (const el of splitJsonArray(input)) {
+    for await (const el of splitJsonArray(text)) {
       if ('error' in el) yield { row: el.index, errors: [{ path: `element ${el.index}`, message: el.error.replace(/^element \d+: /, '') }] };
       else yield itemOfJson(el.index, el.text, `element ${el.index}`);
     }
@@ -120,15 +157,31 @@ async function* readJsonArray(file: string): AsyncGenerator<BatchItem> {
     if (e instanceof NotAnArrayError) throw new ReaderError(e.message);
     throw e;
   } finally {
-    input.destroy();
+    close();
   }
 }
 
-/** `build` false: the same items, without their bodies (countBatch). */
-async function* readCsv(file: string, build = true): AsyncGenerator<BatchItem> {
-  const [{ parse }, csv] = await Promise.all([import('csv-parse'), import('./csv.js')]);
+/** `build` false: the same items, without their bodies (scanBatch). */
+async function* readCsv(file: string, opts: BatchReadOptions, build = true): AsyncGenerator<BatchItem> {
+  const [{ parse }, csv, dialect] = await Promise.all([import('csv-parse'), import('./csv.js'), import('./csv-dialect.js')]);
   const skipped: Array<{ line: number; message: string }> = [];
+  // The separator: told, or read from the header line (the text up to the first line break).
+  const { text, close } = textOf(file, opts);
+  const head: string[] = [];
+  let first: IteratorResult<string> | undefined;
+  try {
+    while (!(first = await text.next()).done) {
+      head.push(first.value);
+      if (first.value.includes('\n')) break;
+    }
+  } catch (e) {
+    close();
+    throw e instanceof TextEncodingError ? new ReaderError(e.reason) : e;
+  }
+  const delimiter = opts.delimiter ?? dialect.detectDelimiter(head.join('').split('\n')[0]!.replace(/\r$/, ''), csv.KNOWN_COLUMNS);
+  const decimalComma = opts.decimalComma ?? false;
   const parser = parse({
+    delimiter,
     bom: true,
     relax_column_count: true,
     skip_empty_lines: true,
@@ -141,8 +194,13 @@ async function* readCsv(file: string, build = true): AsyncGenerator<BatchItem> {
       return undefined;
     },
   });
-  const input = createReadStream(file);
-  input.on('error', (e) => parser.destroy(e));
+  const input = Readable.from(
+    (async function* () {
+      yield* head;
+      yield* text;
+    })(),
+  );
+  input.on('error', (e) => parser.destroy(e instanceof TextEncodingError ? new ReaderError(e.reason) : e));
   input.pipe(parser);
 
   let header: string[] | undefined;
@@ -172,7 +230,7 @@ async function* readCsv(file: string, build = true): AsyncGenerator<BatchItem> {
       if (!header) {
         header = cells.map((c) => c.trim());
         const problem = csv.checkHeader(header);
-        if (problem) throw new ReaderError(`${problem}`);
+        if (problem) throw new ReaderError(dialect.explainHeader(header, delimiter, csv.KNOWN_COLUMNS) ?? problem);
         continue;
       }
       yield* skippedItems();
@@ -183,6 +241,8 @@ async function* readCsv(file: string, build = true): AsyncGenerator<BatchItem> {
         continue;
       }
       const row = { line, cells: Object.fromEntries(header.map((h, i) => [h, cells[i] ?? ''])) };
+      const undeclared = dialect.readAmounts(row.cells, line, { delimiter, decimalComma });
+      if (undeclared) throw new ReaderError(undeclared);
       const key = csv.groupKey(row);
       if (group.length > 0 && key !== groupKey) {
         const done = flush();
@@ -199,6 +259,7 @@ async function* readCsv(file: string, build = true): AsyncGenerator<BatchItem> {
     input.unpipe(parser);
     input.destroy();
     parser.destroy();
+    close();
   }
 }
 

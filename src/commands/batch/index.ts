@@ -1,6 +1,7 @@
 /** `fecr batch FILE.csv|FILE.json|FILE.jsonl`: send many documents, streamed, with a journal for --resume. */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
+import { ENCODING_HELP } from '../../cli/io.js';
 import type { BatchFlags } from './run.js';
 
 export function defineBatchCommand(program: Command, ctx: Ctx): void {
@@ -10,16 +11,24 @@ export function defineBatchCommand(program: Command, ctx: Ctx): void {
     .argument('<file>', 'FILE.csv, FILE.json (an array of document bodies) or FILE.jsonl (one body per line)')
     .option('--concurrency <n>', 'documents in flight at once (default 8)')
     .option('--out <file>', 'results file, JSON lines (default <file>.results.jsonl)')
-    .option('--resume', 'skip the documents an earlier run finished (read from <file>.journal)')
+    .option('--resume', 'continue an earlier run: skip the documents it finished (read from <file>.journal)')
+    .option('--restart', 'start over: move the earlier run\'s journal and results aside (a timestamp suffix), then send every document')
     .option('--dry-run', 'validate every document (schema, rules, totals, XSD) and send nothing')
     .option('--wait', "also wait for Hacienda's verdict of every sent document (exit 3 if any is rejected)")
     .option('--timeout <seconds>', 'with --wait: how long to wait for each verdict (default 120)')
+    .option('--encoding <name>', ENCODING_HELP)
+    .option('--delimiter <sep>', 'CSV separator: ",", ";" or tab (default: read from the header line)')
+    .option('--decimal-comma', 'CSV amounts are written with a decimal comma and "." between thousands (1.250,50), as Excel writes them in a Spanish locale')
     .option('--json', 'print the summary as JSON')
     .addHelpText(
       'after',
       '\nEach document gets one result line {row, numeroReferencia, clave?, state, errors?}; state is enviado, invalido or\n' +
         'error (--dry-run: valido or invalido). Exit 1 if any document failed, 130 after Ctrl-C (run again with --resume).\n' +
-        'On a terminal, progress on stderr: documents done of the total ("?" until the file is counted), rate and ETA.\n' +
+        'A second run on the same file needs --resume (continue) or --restart (start over); without either it is refused\n' +
+        '(exit 2) and changes no file. The file is read through once before anything is sent: a byte that is not UTF-8\n' +
+        '(see --encoding), a CSV header that is not the layout, or amounts with a decimal comma in a ";" file without\n' +
+        '--decimal-comma stop the batch there (exit 1), with the line.\n' +
+        'On a terminal, progress on stderr: documents done of the total (counted by that first read), rate and ETA.\n' +
         'The summary lists the failed rows (invalid, error, and with --wait rechazado), each with its first finding; at\n' +
         'most 20, all of them in the results file (--json: "failed").',
     )

@@ -1,8 +1,9 @@
-import { createWriteStream, existsSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, renameSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { Ctx } from '../../cli/context.js';
 import { EXIT, SilentExit, UsageError, UserError } from '../../cli/errors.js';
-import { resolvePath, writeLine } from '../../cli/io.js';
+import { encodingFlag, resolvePath, writeLine } from '../../cli/io.js';
 import { canRedraw, info, printJson, progressStyle, terminalColumns } from '../../cli/output.js';
 import { safeText } from '../../cli/safe-text.js';
 import { renderTable } from '../../cli/table.js';
@@ -15,7 +16,11 @@ export interface BatchFlags {
   concurrency?: string;
   out?: string;
   resume?: boolean;
+  restart?: boolean;
   dryRun?: boolean;
+  encoding?: string;
+  delimiter?: string;
+  decimalComma?: boolean;
   wait?: boolean;
   timeout?: string;
   json?: boolean;
@@ -32,18 +37,45 @@ const BATCH_HEAP_GROWING_PERCENT = 50;
 
 export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<void> {
   setFlagsFromString(`--heap-growing-percent=${BATCH_HEAP_GROWING_PERCENT}`);
-  const { countBatch, formatOf, readBatch, ReaderError } = await import('../../client/batch/reader.js');
+  const { readBatch, scanBatch, formatOf, ReaderError } = await import('../../client/batch/reader.js');
   const format = formatOf(file);
   if (!format) throw new UsageError(`${file}: the batch file must end in .csv, .json or .jsonl`);
   const concurrency = intFlag('--concurrency', opts.concurrency, 8, 1, 256);
   if (!opts.wait && opts.timeout !== undefined) throw new UsageError('--timeout needs --wait');
-  if (opts.dryRun && (opts.resume || opts.wait)) throw new UsageError(`--dry-run sends nothing: it cannot be combined with ${opts.resume ? '--resume' : '--wait'}`);
+  if (opts.dryRun && (opts.resume || opts.wait || opts.restart)) throw new UsageError(`--dry-run sends nothing: it cannot be combined with ${opts.resume ? '--resume' : opts.restart ? '--restart' : '--wait'}`);
+  if (opts.resume && opts.restart) throw new UsageError('--resume continues the earlier run and --restart starts over: pass one of them');
+  const readOpts = await readOptions(opts, format);
   const timeoutMs = intFlag('--timeout', opts.timeout, 120, 1, 86_400) * 1000;
   const input = resolvePath(ctx.io, file);
   if (!existsSync(input)) throw new UserError(`${file}: no such file`);
   if (statSync(input).isDirectory()) throw new UserError(`${file}: is a directory`);
-  const outPath = resolvePath(ctx.io, opts.out ?? `${file}${opts.dryRun ? '.dry-run' : ''}.results.jsonl`);
+  const outName = opts.out ?? `${file}${opts.dryRun ? '.dry-run' : ''}.results.jsonl`;
+  const outPath = resolvePath(ctx.io, outName);
   const journalPath = `${input}.journal`;
+
+  // Nothing is written before the run is sure to start: an earlier run's journal and results are continued
+  // (--resume), moved aside (--restart) or left as they are (a refusal), and the input is read through once
+  // (its encoding, its CSV header and dialect) before the results file is opened.
+  if (!opts.dryRun && !opts.resume) {
+    const earlier = [journalPath, outPath].filter((f) => existsSync(f));
+    if (earlier.length && !opts.restart) {
+      const names = earlier.map((f) => (f === journalPath ? `${file}.journal` : outName));
+      throw new UsageError(
+        `${names.join(' and ')} ${names.length > 1 ? 'exist' : 'exists'} from an earlier run: pass --resume to continue it, or --restart to move ${names.length > 1 ? 'them' : 'it'} aside and start over`,
+      );
+    }
+  }
+  let total: number;
+  try {
+    total = await scanBatch(input, format, readOpts);
+  } catch (e) {
+    if (e instanceof ReaderError) throw new UserError(`${file}: ${e.message}`);
+    throw e;
+  }
+  if (opts.restart) {
+    const moved = moveAside([journalPath, outPath], ctx.now());
+    if (moved.length) info(ctx, `moved the earlier run aside: ${moved.map((m) => path.relative(ctx.io.cwd, m) || m).join(', ')}`);
+  }
 
   const out = createWriteStream(outPath, { flags: 'w' });
   const outError = new Promise<never>((_, reject) => out.on('error', (e) => reject(new UserError(`${opts.out ?? outPath}: cannot write (${(e as NodeJS.ErrnoException).code ?? e.message})`))));
@@ -59,8 +91,8 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
     out.write(JSON.stringify(r) + '\n');
   };
   const progress = progressLine(ctx);
-  // The total of the progress line: a cheap count of the file's documents beside the batch ("n/?" until it is known).
-  if (progress.active) void countBatch(input, format).then((n) => n !== undefined && progress.setTotal(n));
+  // The total of the progress line: the count of the first pass over the file.
+  progress.setTotal(total);
 
   let stopper: (() => void) | undefined;
   let interrupted = false;
@@ -77,15 +109,12 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
   let summary: BatchSummary;
   let fatal: Error | undefined;
   try {
-    const items = readBatch(input, format);
+    const items = readBatch(input, format, readOpts);
     if (opts.dryRun) {
       const { validateBatch } = await import('../../client/batch/dry-run.js');
       summary = await validateBatch(items, { onResult, onProgress: progress.update, isStopped: () => interrupted, now: ctx.now });
     } else {
       const [{ readJournal, JournalWriter }, { BatchRunner }] = await Promise.all([import('../../client/batch/journal.js'), import('../../client/batch/runner.js')]);
-      if (!opts.resume && existsSync(journalPath)) {
-        throw new UsageError(`${file}.journal exists from an earlier run: use --resume to continue it (or delete it to start over)`);
-      }
       const finished = opts.resume ? await readJournal(journalPath) : undefined;
       summary = await withBackend(ctx, async (backend) => {
         const journal = await JournalWriter.open(journalPath);
@@ -140,6 +169,35 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
   if (held.size > 0) throw new SilentExit(EXIT.auth);
   if (opts.wait && (summary.rechazado ?? 0) > 0) throw new SilentExit(EXIT.rejected);
   if (opts.wait && (summary.pending ?? 0) > 0) throw new SilentExit(EXIT.pending);
+}
+
+/** --encoding, --delimiter and --decimal-comma as the reader takes them (the last two for a CSV only). */
+async function readOptions(opts: BatchFlags, format: string): Promise<import('../../client/batch/reader.js').BatchReadOptions> {
+  const { delimiterOf } = await import('../../client/batch/csv-dialect.js');
+  if (format !== 'csv' && (opts.delimiter !== undefined || opts.decimalComma)) throw new UsageError(`${opts.delimiter !== undefined ? '--delimiter' : '--decimal-comma'} is for a CSV file`);
+  let delimiter;
+  if (opts.delimiter !== undefined) {
+    delimiter = delimiterOf(opts.delimiter);
+    if (!delimiter) throw new UsageError('--delimiter must be ",", ";" or tab');
+  }
+  return { encoding: encodingFlag(opts.encoding), ...(delimiter ? { delimiter } : {}), ...(opts.decimalComma ? { decimalComma: true } : {}) };
+}
+
+/**
+ * --restart: the earlier run's files renamed with a timestamp suffix (`FILE.journal.20260302T151617Z`, then `-2`, `-3`
+ * if that name is taken), never overwritten. Returns the new names.
+ */
+function moveAside(files: string[], now: Date): string[] {
+  const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
+  const moved: string[] = [];
+  for (const f of files) {
+    if (!existsSync(f)) continue;
+    let to = `${f}.${stamp}`;
+    for (let n = 2; existsSync(to); n++) to = `${f}.${stamp}-${n}`;
+    renameSync(f, to);
+    moved.push(to);
+  }
+  return moved;
 }
 
 function intFlag(flag: string, value: string | undefined, dflt: number, min: number, max: number): number {

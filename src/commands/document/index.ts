@@ -1,17 +1,19 @@
 /** Offline document commands: validate, xml, verify. */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
+import { ENCODING_HELP } from '../../cli/io.js';
 
 export function defineDocumentCommands(program: Command, ctx: Ctx): void {
   program
     .command('validate')
     .description("check a document body (JSON, or - for stdin) as Hacienda would: schema, rules, totals, the v4.4 XSD, the catalogues and the date (-400 CABYS, -408 activity, -53)")
-    .argument('<body>', 'document body JSON file, or - for stdin')
+    .argument('<body>', 'document body JSON file, a v4.4 XML file (.xml: its XSD and the catalogue and date checks), or - for stdin (JSON)')
     .option('--issuer <file>', 'issuer record JSON (spec registration shape); without it, issuer checks are skipped')
     .option('--json', 'print the result as JSON')
     .option('--no-xsd', 'skip the XSD check of the generated XML')
     .option('--strict', 'fail on warnings too (what Hacienda accepts with a warning, and fecr\'s notes such as an old activity code)')
-    .action(async (body: string, opts: { issuer?: string; json?: boolean; xsd: boolean; strict?: boolean }) =>
+    .option('--encoding <name>', ENCODING_HELP)
+    .action(async (body: string, opts: { issuer?: string; json?: boolean; xsd: boolean; strict?: boolean; encoding?: string }) =>
       (await import('./validate.js')).run(ctx, body, opts),
     );
   program
@@ -21,7 +23,8 @@ export function defineDocumentCommands(program: Command, ctx: Ctx): void {
     .requiredOption('--issuer <file>', 'issuer record JSON with certificadoHacienda (base64 .p12) and pinCertificado')
     .option('--out <file>', 'write the signed XML here instead of stdout')
     .option('--json', 'print {"clave","numeroConsecutivo","file"} on stdout')
-    .action(async (body: string, opts: { issuer: string; out?: string; json?: boolean }) =>
+    .option('--encoding <name>', ENCODING_HELP)
+    .action(async (body: string, opts: { issuer: string; out?: string; json?: boolean; encoding?: string }) =>
       (await import('./xml.js')).run(ctx, body, opts),
     );
   program

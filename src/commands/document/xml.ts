@@ -2,12 +2,12 @@ import { writeFile } from 'node:fs/promises';
 import type { Ctx } from '../../cli/context.js';
 import { SilentExit, UserError } from '../../cli/errors.js';
 import { invalidHeadline, printFindings } from '../../cli/findings.js';
-import { readJson, resolvePath, writeLine } from '../../cli/io.js';
+import { encodingFlag, readJson, resolvePath, writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
 import { readIssuer } from './issuer-input.js';
 
-export async function run(ctx: Ctx, file: string, opts: { issuer: string; out?: string; json?: boolean }): Promise<void> {
-  const body = await readJson(ctx.io, file);
+export async function run(ctx: Ctx, file: string, opts: { issuer: string; out?: string; json?: boolean; encoding?: string }): Promise<void> {
+  const body = await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true });
   const issuer = await readIssuer(ctx, opts.issuer);
   const { loadP12, SigningError } = await import('../../core/sign/p12.js');
   const now = ctx.now();

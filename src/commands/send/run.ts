@@ -1,6 +1,6 @@
 import type { Ctx } from '../../cli/context.js';
 import { EXIT, SilentExit, UsageError } from '../../cli/errors.js';
-import { readJson, writeLine } from '../../cli/io.js';
+import { encodingFlag, readJson, writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
 import { safeText } from '../../cli/safe-text.js';
 import type { DocumentStatus } from '../../client/backend.js';
@@ -17,13 +17,14 @@ export interface SendFlags {
   quiet?: boolean;
   /** More addresses for the receptor's mail (added to the body's correosAdicionales). */
   cc?: string[];
+  encoding?: string;
 }
 
 export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void> {
   if (!opts.wait && (opts.timeout !== undefined || opts.strict)) throw new UsageError(`${opts.strict ? '--strict' : '--timeout'} needs --wait`);
   if (opts.quiet && opts.json) throw new UsageError('--quiet prints the clave alone: it cannot be combined with --json');
   const timeout = timeoutMs(opts.timeout);
-  const body = withCc(await readJson(ctx.io, file), opts.cc);
+  const body = withCc(await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true }), opts.cc);
   let mode: 'local' | 'remote' = 'local';
   const final = await withBackend(ctx, async (b) => {
     mode = b.mode;

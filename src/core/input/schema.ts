@@ -13,14 +13,20 @@ import { actividadFromInput } from '../catalog/actividades.js';
 /**
  * A string schema that first refuses the characters XML 1.0 cannot carry (C0 controls but TAB, LF and CR; U+FFFE,
  * U+FFFF; lone surrogates): `contains U+0007, not allowed in XML`, a finding at the field's path. Every string of
- * the body and of the issuer record is one of these, so such a character never reaches the XML writer.
+ * the body and of the issuer record is one of these, so such a character never reaches the XML writer. U+FFFD too:
+ * XML carries it, but it is what a decoder writes for a byte it could not read (a Latin-1 file read as UTF-8), so a
+ * signed document would hold "Consultor�a" for good.
  */
 function str(params?: Parameters<typeof z.string>[0]) {
   return z.string(params).check((ctx) => {
     const cp = forbiddenXmlChar(ctx.value);
     if (cp !== undefined) ctx.issues.push({ code: 'custom', message: forbiddenXmlCharMessage(cp), input: ctx.value });
+    else if (ctx.value.includes('\uFFFD')) ctx.issues.push({ code: 'custom', message: REPLACEMENT_CHAR_MESSAGE, input: ctx.value });
   });
 }
+
+/** The finding of a string that holds U+FFFD. */
+export const REPLACEMENT_CHAR_MESSAGE = 'contains U+FFFD (a character lost in a wrong encoding)';
 
 /** The error of a fixed-value schema (literal, enum): names a forbidden character when there is one, else `message`. */
 function fixedValueError(message: string) {
