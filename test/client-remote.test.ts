@@ -50,6 +50,17 @@ function makeCtx(now: () => Date = () => new Date()): { ctx: Ctx; stderr: () => 
   return { ctx, stderr: () => err };
 }
 
+/** The document's status once its mail is no longer pendiente (polled every 50 ms, at most 20 s). */
+async function settledMail(c: string, timeoutMs = 20_000): Promise<DocumentStatus> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await backend.status(c);
+    if (s?.correo && s.correo.estado !== 'pendiente') return s;
+    if (Date.now() > deadline) throw new Error(`the mail of ${c} is still ${JSON.stringify(s?.correo ?? null)} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 beforeAll(async () => {
   for (const base of ['acme', 'otra']) {
     const r = await runCli(['accounts', 'create', base, '--password-stdin'], { env: serverEnv, stdin: `${PASSWORD}\n` });
@@ -108,6 +119,11 @@ describe('RemoteBackend against fecr serve', () => {
     expect(v.decidedAt).not.toBeNull();
     expect(seen.length).toBeGreaterThanOrEqual(1);
     expect(seen.at(-1)).toEqual(v);
+    // The receptor's mail is the service worker's next job after the verdict: at the verdict it is (at most)
+    // pendiente, and it turns enviado in the background. Wait for it here (bounded), so that the tests below, which
+    // compare two reads of this document, read a settled row (issue 26: a listing read pendiente, a later status enviado).
+    const mailed = await settledMail(clave);
+    expect(mailed.correo).toMatchObject({ estado: 'enviado', destinatarios: ['compras@elcafetal.example.cr'], motivo: 'aceptado', intentos: 1 });
     expect(await backend.status('5'.repeat(50))).toBeNull();
     await expect(backend.waitForVerdict('5'.repeat(50), { timeoutMs: 1000 })).rejects.toMatchObject({ code: 'not_found' });
   });
