@@ -28,12 +28,13 @@ async function setup() {
 }
 
 /** Runs every queued job with a runner that takes `ms` per job and records the order and the mails in flight. */
-async function drain(ctx: ServiceContext, opts: { concurrency: number; deferredConcurrency: number; ms: number }) {
+async function drain(ctx: ServiceContext, opts: { concurrency: number; deferredConcurrency: number; ms: number; onFirstStart?: () => Promise<void> }) {
   const started: JobType[] = [];
   let mailsNow = 0;
   let mailsMax = 0;
   const run = async (job: Job, owner: string) => {
     started.push(job.type);
+    if (started.length === 1) await opts.onFirstStart?.();
     if (job.type === 'email') mailsMax = Math.max(mailsMax, ++mailsNow);
     await sleep(opts.ms);
     if (job.type === 'email') mailsNow--;
@@ -69,9 +70,15 @@ describe('the receptor mails wait for the other jobs', () => {
     const { ctx, store } = await setup();
     const now = Date.now();
     for (let i = 0; i < 8; i++) await enqueueJob(store.db, { type: 'email', run_at: now }, now);
-    // Due in 150 ms, while mails are running (8 mails, 2 at a time, 100 ms each: 400 ms).
-    await enqueueJob(store.db, { type: 'send', run_at: now + 150 }, now);
-    const { started, mailsMax } = await drain(ctx, { concurrency: 4, deferredConcurrency: 2, ms: 100 });
+    // Due 50 ms after the first mail started, while mails are running (8 mails, 2 at a time, 100 ms each: 400 ms).
+    // Queued then, not at a time counted from before the queue started: with a fixed due time the send was due before
+    // the first job was taken whenever queueing the mails and starting the queue took longer (PostgreSQL, a loaded
+    // machine), and went first.
+    const sendDue = async () => {
+      const t = Date.now();
+      await enqueueJob(store.db, { type: 'send', run_at: t + 50 }, t);
+    };
+    const { started, mailsMax } = await drain(ctx, { concurrency: 4, deferredConcurrency: 2, ms: 100, onFirstStart: sendDue });
     expect(started).toHaveLength(9);
     expect(started[0]).toBe('email');
     // The send took a free slot as soon as it was due: before the last mails started.
