@@ -1,29 +1,52 @@
 import type { Ctx } from '../../cli/context.js';
 import { SilentExit } from '../../cli/errors.js';
 import { findingText, invalidHeadline } from '../../cli/findings.js';
-import { readJson, writeLine } from '../../cli/io.js';
+import { encodingFlag, readJson, writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
 import { safeText } from '../../cli/safe-text.js';
 import type { Finding } from '../../core/model.js';
 import { placeholderIssuer } from '../../core/placeholder-issuer.js';
 import { readIssuer } from './issuer-input.js';
 
-export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?: boolean; xsd: boolean; strict?: boolean }): Promise<void> {
-  const body = await readJson(ctx.io, file);
+export interface ValidateOptions {
+  issuer?: string;
+  json?: boolean;
+  xsd: boolean;
+  strict?: boolean;
+  encoding?: string;
+}
+
+/** What a validation found, body or XML, as `report` prints it. */
+export interface Verdict {
+  findings: Finding[];
+  warnings: Finding[];
+  kind?: string;
+  clave?: string;
+  numeroConsecutivo?: string;
+  totalComprobante?: string;
+  moneda?: string;
+}
+
+export async function run(ctx: Ctx, file: string, opts: ValidateOptions): Promise<void> {
+  // A v4.4 document in XML (a .xml file): its XSD and Hacienda's catalogue and date checks (validate-xml.ts).
+  if (/\.xml$/i.test(file)) return report(ctx, opts, await (await import('./validate-xml.js')).validateXml(ctx, file, opts));
+  const body = await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true });
   const issuer = opts.issuer ? await readIssuer(ctx, opts.issuer) : placeholderIssuer(body);
   const { parseDocument } = await import('../../core/document.js');
   const parsed = parseDocument(body, issuer);
   const findings: Finding[] = [...parsed.findings];
   let warnings: Finding[] = [];
-  // Hacienda's catalogue and clock checks, the emulator's own rules (core/rules): -408/-407 activity, -400 CABYS, -53.
+  // Hacienda's catalogue and clock checks, the emulator's own rules (core/rules): -408/-407 activity, -400 CABYS, -53;
+  // also on a body with other findings (at the paths that parsed): every finding comes in one run.
   const checks = async () => {
-    if (!parsed.ok) return;
+    if (!parsed.doc) return;
     const [{ haciendaChecks }, { readCabysCodes }] = await Promise.all([import('../../core/rules/document-checks.js'), import('../../adapters/cabys-file.js')]);
     const codes = readCabysCodes();
-    const r = haciendaChecks(parsed.doc, { now: ctx.now(), hasCabys: (c) => codes.has(c) });
+    const r = haciendaChecks(parsed.doc, { now: ctx.now(), hasCabys: (c) => codes.has(c), held: parsed.ok ? [] : parsed.held });
     findings.push(...r.findings);
     warnings = r.warnings;
   };
+  // The XSD judges the XML of a body without findings (one with findings would fail it by the same faults).
   if (parsed.ok && opts.xsd) {
     const { buildComprobanteXml, KINDS } = await import('../../core/xml/build.js');
     const { XmlCharError } = await import('../../core/xml/canonical.js');
@@ -50,20 +73,28 @@ export async function run(ctx: Ctx, file: string, opts: { issuer?: string; json?
       }
     } else await checks();
   } else await checks();
+  await report(ctx, opts, {
+    findings,
+    warnings,
+    kind: parsed.doc?.kind,
+    clave: parsed.doc?.clave,
+    numeroConsecutivo: parsed.doc?.numeroConsecutivo,
+    totalComprobante: parsed.totals?.resumen.totalComprobante.toFixed(5),
+    moneda: parsed.doc?.moneda.codigoMoneda,
+  });
+}
+
+/** Prints a verdict (findings ordered by path, without repeats) and exits 1 when it is not valid. */
+export async function report(ctx: Ctx, opts: ValidateOptions, v: Verdict): Promise<void> {
+  const { orderFindings } = await import('../../core/input/projection.js');
+  const findings = orderFindings(v.findings);
+  const warnings = orderFindings(v.warnings);
   const valid = findings.length === 0 && !(opts.strict && warnings.length > 0);
   if (opts.json) {
-    printJson(ctx, {
-      valid,
-      kind: parsed.doc?.kind,
-      clave: valid ? parsed.doc?.clave : undefined,
-      totalComprobante: parsed.totals?.resumen.totalComprobante.toFixed(5),
-      findings,
-      warnings,
-    });
+    printJson(ctx, { valid, kind: v.kind, clave: valid ? v.clave : undefined, totalComprobante: v.totalComprobante, findings, warnings });
   } else if (valid) {
     for (const w of warnings) writeLine(ctx.io.stderr, `warning: ${findingText(w)}`);
-    const d = parsed.doc!;
-    writeLine(ctx.io.stdout, `valid ${d.kind} ${safeText(d.numeroConsecutivo)} totalComprobante ${parsed.totals!.resumen.totalComprobante.toFixed(5)} ${d.moneda.codigoMoneda}`);
+    writeLine(ctx.io.stdout, `valid ${v.kind} ${safeText(v.numeroConsecutivo ?? '')} totalComprobante ${v.totalComprobante} ${safeText(v.moneda ?? '')}`);
   } else {
     // The findings are the result (stdout, one `path: message` a line); the headline says what failed (stderr).
     writeLine(ctx.io.stderr, `error: ${invalidHeadline('document', findings.length || warnings.length)}${findings.length ? '' : ' (warnings, with --strict)'}`);
