@@ -206,7 +206,11 @@ describe.skipIf(!PG_AVAILABLE)('fecr serve processes on one PostgreSQL', () => {
       expect(new Set(claves).size).toBe(N);
       const decided = async () =>
         Number((await ctx.store.db.selectFrom('documents').select((eb) => eb.fn.countAll().as('n')).where('state', 'in', ['aceptado', 'rechazado', 'error']).executeTakeFirstOrThrow()).n);
-      await waitUntil(async () => killedAt >= 0 && (await decided()) === N && receiver.claves().size === N, {
+      // The receiver has a webhook before its sender marks the delivery entregado (and a worker killed between the
+      // two leaves it for the survivor to send again, same webhook-id): wait for the rows too.
+      const delivered = async () =>
+        Number((await ctx.store.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).where('state', '=', 'entregado').executeTakeFirstOrThrow()).n);
+      await waitUntil(async () => killedAt >= 0 && (await decided()) === N && receiver.claves().size === N && (await delivered()) === N, {
         timeoutMs: 180_000,
         intervalMs: 250,
         label: 'every document decided and its webhook delivered',
