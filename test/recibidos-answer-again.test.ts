@@ -17,6 +17,9 @@ import { getRecibido, monthlySummary } from '../src/service/recibidos/queries.js
 import { makeServiceContext, type TestContext } from './helpers/api-context.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 import { FAST_WORKER, withTimeout } from './helpers/worker-docs.js';
+import { ON_POSTGRES } from './helpers/stores.js';
+import { sql } from 'kysely';
+import { pendingJobs, PG_MAX_ATTEMPTS } from '../src/store/jobs.js';
 
 const BUYER = { tipo: '02', numero: '3101123456', nombre: 'SOFTWARE TICO SOCIEDAD ANONIMA' };
 let emu: RunningEmulator;
@@ -207,4 +210,24 @@ describe('POST /api/recibidos/decidir: the same refusals, the spec error body, n
       await app.close();
     }
   });
+});
+
+// The known risk on PostgreSQL: graphile-worker drops a job after max_attempts unsettled runs (25 by default) and
+// pendingJobs no longer counts it, so a MensajeReceptor (or a mail) stayed `pendiente` in silence. fecr's jobs now
+// carry PG_MAX_ATTEMPTS, and a worker's start makes the jobs dropped before that due again.
+describe.skipIf(!ON_POSTGRES)('PostgreSQL: a MensajeReceptor send job the queue had given up on', () => {
+  it('is not dropped: enqueued with fecr\'s limit; one given up before runs again at the next start, to aceptado', async () => {
+    const [doc] = await supplierInvoices(1);
+    await supplierSendsToBuyersHacienda(doc!);
+    await importRecibidos(env.ctx, accountId, [{ name: 'x.xml', bytes: doc!.xml }]);
+    const r = await decideRecibido(env.ctx, accountId, doc!.clave, { decision: 'aceptar' });
+    const job = async () => (await sql<{ attempts: number; max_attempts: number }>`select attempts, max_attempts from graphile_worker.jobs where key = ${`send:${r.documentId}`}`.execute(env.ctx.store.db)).rows[0];
+    expect((await job())?.max_attempts).toBe(PG_MAX_ATTEMPTS);
+    // Given up as graphile-worker did with its default limit: 25 failed runs of 25.
+    await sql`select graphile_worker.reschedule_jobs(array(select id from graphile_worker.jobs where key = ${`send:${r.documentId}`}), attempts => 25, max_attempts => 25)`.execute(env.ctx.store.db);
+    expect((await pendingJobs(env.ctx)).count).toBe(0);
+    const d = await untilAnswered(doc!.clave);
+    expect(d.respuestaEstado).toBe('aceptado');
+    expect(d.situacionIva).toBe('acreditable');
+  }, 60_000);
 });

@@ -86,10 +86,17 @@ export function jobKey(type: JobType, documentId: number | null | undefined, del
  */
 export const DEFERRED_JOB_TYPES: readonly JobType[] = ['email'];
 
+/**
+ * graphile-worker drops a job after `max_attempts` unsettled runs (default 25; then unseen by pendingJobs: its document
+ * or mail `pendiente` with no word, issue 26). fecr's jobs give up themselves, with a final state (`error`, `fallido`),
+ * and are never dropped, as on SQLite: smallint's largest (graphile's failure backoff caps at e^10 s).
+ */
+export const PG_MAX_ATTEMPTS = 32767;
+
 async function pgAddJob(db: Executor, type: JobType, payload: QueuePayload, runAt: Millis, mode: 'replace' | 'preserve_run_at'): Promise<number> {
   const key = jobKey(type, payload.document_id, payload.delivery_id, payload.email_id);
   const priority = DEFERRED_JOB_TYPES.includes(type) ? 1 : 0;
-  const r = await sql<{ id: string | number }>`select id from graphile_worker.add_job(${QUEUE_TASKS[type]}, ${JSON.stringify(payload)}::json, run_at => to_timestamp(${runAt}::double precision / 1000), job_key => ${key}, job_key_mode => ${mode}, priority => ${priority}::int)`.execute(db);
+  const r = await sql<{ id: string | number }>`select id from graphile_worker.add_job(${QUEUE_TASKS[type]}, ${JSON.stringify(payload)}::json, run_at => to_timestamp(${runAt}::double precision / 1000), job_key => ${key}, job_key_mode => ${mode}, priority => ${priority}::int, max_attempts => ${PG_MAX_ATTEMPTS}::int)`.execute(db);
   return Number(r.rows[0]!.id);
 }
 
@@ -111,7 +118,15 @@ async function pgAddJob(db: Executor, type: JobType, payload: QueuePayload, runA
  */
 export function pgAddNewDocumentSendJob(documentId: Expression<number>, now: Millis): RawBuilder<number> {
   const payload = sql`json_build_object('document_id', ${documentId}, 'delivery_id', null, 'prior', 0, 'since', ${now}::bigint, 'last_error', null)`;
-  return sql<number>`(select id from graphile_worker.add_job(${QUEUE_TASKS.send}, ${payload}, run_at => to_timestamp(${now}::double precision / 1000), job_key => ${'send:'} || ${documentId}, job_key_mode => 'unsafe_dedupe'))`;
+  return sql<number>`(select id from graphile_worker.add_job(${QUEUE_TASKS.send}, ${payload}, run_at => to_timestamp(${now}::double precision / 1000), job_key => ${'send:'} || ${documentId}, job_key_mode => 'unsafe_dedupe', max_attempts => ${PG_MAX_ATTEMPTS}::int))`;
+}
+
+/** PostgreSQL, at a worker's start: jobs of ours graphile-worker dropped (enqueued before PG_MAX_ATTEMPTS) due again. */
+export async function pgReviveGivenUpJobs(db: Executor): Promise<number> {
+  const r = await sql<{ id: string }>`select id from graphile_worker.reschedule_jobs(
+      array(select id from graphile_worker.jobs where task_identifier in (${sql.join(Object.values(QUEUE_TASKS))}) and attempts >= max_attempts),
+      run_at => now(), attempts => 0, max_attempts => ${PG_MAX_ATTEMPTS}::int)`.execute(db);
+  return r.rows.length;
 }
 
 /** The guarded completion on PostgreSQL: deletes the job row only while `owner` holds its lock. */

@@ -20,6 +20,7 @@ import {
   JOB_TYPES,
   leaseJobs,
   pendingJobs,
+  pgReviveGivenUpJobs,
   QUEUE_TASKS,
   releaseLeases,
   renewLeases,
@@ -248,6 +249,9 @@ class PgQueue extends BaseQueue implements JobQueue {
     if (!url) throw new Error('a PostgreSQL store without its URL');
     const [{ run, Logger }, { default: pg }] = await Promise.all([import('graphile-worker'), import('pg')]);
     if (this.stopping) return;
+    // Jobs graphile-worker gave up on before their limit was fecr's (store/jobs.ts PG_MAX_ATTEMPTS) run again.
+    const revived = await pgReviveGivenUpJobs(this.ctx.store.db);
+    if (revived > 0) this.log.warn({ jobs: revived }, 'jobs the queue had given up on are due again');
     // Its own pool: one LISTEN client plus one per concurrent job, apart from the API's queries.
     const pgPool = new pg.Pool({ connectionString: url, max: this.o.concurrency + 2, application_name: `fecr-worker:${this.o.name}` });
     pgPool.on('error', (e) => this.log.warn({ err: errText(e) }, 'queue connection lost'));
