@@ -155,6 +155,11 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr emisor list', "the account's issuers, without secrets"],
     ['fecr emisor list --profile hosted --json', 'of a hosted account, as JSON'],
   ],
+  'emisor numbers': [
+    ['fecr emisor numbers 3101123456', 'the next numeroReferencia of each kind (a body without one takes it)'],
+    ['fecr emisor numbers 3101123456 --set FE=1501 --set NC=42', 'coming from another system: where each kind goes on'],
+    ['fecr emisor numbers 3101123456 --set TE=900 --sucursal 2 --terminal 3', 'the series of another sucursal and terminal'],
+  ],
   'emisor show': [
     ['fecr emisor show 3101123456', 'the record as the service keeps it, without secrets'],
     ['fecr emisor show 3101123456 --json', 'as JSON'],

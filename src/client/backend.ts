@@ -57,6 +57,33 @@ export class BackendError extends Error {
   }
 }
 
+/** What a submission gave. */
+export interface SubmitOutcome {
+  clave: string;
+  estado?: DocumentEstado;
+  /** Local mode: the same body was sent before under this clave (nothing new stored). */
+  alreadySent?: boolean;
+  /** Local mode: the numeroReferencia fecr took for a body without one. */
+  assigned?: number;
+}
+
+export interface SubmitOptions {
+  /**
+   * Local mode, a body without numeroReferencia: the key of a batch row (written to its journal first); a document
+   * stored under it is returned (alreadySent) instead of a new one with a new number.
+   */
+  submissionKey?: string;
+}
+
+export type { IssuerNumbers, NumberSeries, StartRequest } from '../service/numbering.js';
+import type { IssuerNumbers, StartRequest } from '../service/numbering.js';
+
+export interface NumberingApi {
+  list(identificacion: string): Promise<IssuerNumbers>;
+  /** Sets where series start; refused (invalid) below a number already used, naming it. */
+  set(identificacion: string, starts: readonly StartRequest[]): Promise<IssuerNumbers>;
+}
+
 export interface Backend {
   readonly mode: 'local' | 'remote';
   registerIssuer(record: unknown): Promise<void>;
@@ -68,7 +95,7 @@ export interface Backend {
    * Validates, signs and queues a document; returns its clave (the same clave for an identical resubmission), and
    * `estado` when the document is held already (local mode: its issuer's credentials were refused by Hacienda).
    */
-  submit(body: unknown): Promise<{ clave: string; estado?: DocumentEstado }>;
+  submit(body: unknown, opts?: SubmitOptions): Promise<SubmitOutcome>;
   status(clave: string): Promise<DocumentStatus | null>;
   /** Waits until Hacienda decides (aceptado / rechazado / error) or the timeout; returns the last status. */
   waitForVerdict(clave: string, opts: { timeoutMs: number; onProgress?: (s: DocumentStatus) => void }): Promise<DocumentStatus>;
@@ -105,6 +132,11 @@ export interface Backend {
    * at once (the hosted service mails).
    */
   deliverQueuedMail(opts?: { signal?: AbortSignal; onProgress?: (left: number) => void }): Promise<number>;
+  /**
+   * Local mode: the issuer's numbering (`fecr emisor numbers`): the next free number of each series, and where a series
+   * starts. A hosted service has none: its bodies carry numeroReferencia.
+   */
+  numbering?(): NumberingApi;
   /** The buyer's side (`fecr recibidos`): suppliers' comprobantes imported, checked and answered. */
   recibidos?(): import('./recibidos.js').RecibidosApi;
   close(): Promise<void>;

@@ -26,10 +26,13 @@ import {
   type IssuerSummary,
   type IssuerUpdate,
   type MailStatus,
+  type SubmitOptions,
+  type SubmitOutcome,
   type TaxpayerSummary,
 } from './backend.js';
 import { documentStatusFromRow } from '../service/document-status.js';
 import { LocalRecibidos } from './recibidos-local.js';
+import { inEnglish, LocalNumbering } from './numbering-local.js';
 import { isClave } from '../core/clave.js';
 import { DOCUMENT_STATES, FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';
 import { parseSince } from '../core/dates.js';
@@ -190,14 +193,26 @@ class LocalBackend implements Backend {
 
   // --- documents -----------------------------------------------------------------------------------
 
-  async submit(body: unknown): Promise<{ clave: string; estado?: DocumentEstado }> {
+  async submit(body: unknown, opts: SubmitOptions = {}): Promise<SubmitOutcome> {
     const [{ submitDocument }, id] = await Promise.all([import('../service/documents.js'), this.accountId()]);
-    const r = await mapped(() => submitDocument(this.svc, id, body));
+    // Local mode numbers a body without numeroReferencia (service/documents.ts); a refused number is said in English.
+    const assigned = !hasNumber(body);
+    const r = await inEnglish(() => submitDocument(this.svc, id, body, { assignNumber: true, ...(opts.submissionKey ? { submissionKey: opts.submissionKey } : {}) }));
     const doc = await this.stateOf(r.clave);
     if (doc && doc.state === 'pendiente') await this.run.untilSent(doc.id, 30_000);
     // Held (its issuer's credentials refused by Hacienda): the caller says so.
     const now = doc ? await this.stateOf(r.clave) : null;
-    return now && HELD.includes(now.state) ? { clave: r.clave, estado: now.state } : { clave: r.clave };
+    return {
+      clave: r.clave,
+      ...(now && HELD.includes(now.state) ? { estado: now.state } : {}),
+      ...(r.created ? {} : { alreadySent: true }),
+      // The consecutivo's last 10 digits (the clave's 32nd to 41st characters) are the number.
+      ...(assigned ? { assigned: Number(r.clave.slice(31, 41)) } : {}),
+    };
+  }
+
+  numbering(): LocalNumbering {
+    return new LocalNumbering(this.svc, () => this.accountId());
   }
 
   async status(clave: string): Promise<DocumentStatus | null> {
@@ -389,6 +404,11 @@ async function mapped<T>(fn: () => Promise<T>): Promise<T> {
     }
     throw e;
   }
+}
+
+/** Whether a body gives its numeroReferencia (else local mode takes the next free one). */
+function hasNumber(body: unknown): boolean {
+  return typeof body !== 'object' || body === null || Array.isArray(body) || (body as { numeroReferencia?: unknown }).numeroReferencia !== undefined;
 }
 
 const toStatus = (row: Parameters<typeof documentStatusFromRow>[0]): DocumentStatus => documentStatusFromRow(row);

@@ -2,6 +2,12 @@
  * Document submission: validate (core) → clave → build and sign with the issuer's .p12 → store the document
  * and its 'send' job in one transaction. Idempotent per issuer + kind + sucursal + terminal + numeroReferencia:
  * the same body returns the stored clave and stores nothing; a different body under a used number is a 400.
+ *
+ * Local mode (SubmitOptions.assignNumber): a body without numeroReferencia takes the next free number of its
+ * series (store/numbering.ts). The number is taken by the document's INSERT itself, in the one transaction that
+ * stores the document and its send job: the unique index on issuer + kind + sucursal + terminal + number decides
+ * between two concurrent submissions (two processes on one SQLite file, or two on one PostgreSQL), and the one that
+ * lost signs again under the next free number. No number is taken by a body that fails, so the series has no gaps.
  */
 import { createHash } from 'node:crypto';
 import { parseConsecutivo, securityCodeFrom } from '../core/clave.js';
@@ -21,6 +27,7 @@ import { enqueueJob, pgAddNewDocumentSendJob } from '../store/jobs.js';
 import { ServiceError } from './service-error.js';
 import { KIND_OF_TIPO_DOC } from '../core/lifecycle.js';
 import { codeTable } from '../core/code-table.js';
+import { nextFree } from '../store/numbering.js';
 
 export interface SubmitResult {
   clave: string;
@@ -30,7 +37,43 @@ export interface SubmitResult {
   documentId: number;
 }
 
-/** tipoDoc → kind, as the core reads it (src/core/document.ts). */
+export interface SubmitOptions {
+  /**
+   * Local mode: a body without numeroReferencia takes the next free number of its series, and counts as the body
+   * with that number (its hash, for a later resubmission of it). The hosted API leaves it unset: there the spec
+   * requires numeroReferencia (400 without it).
+   */
+  assignNumber?: boolean;
+  /**
+   * With assignNumber, a batch row's key (written to its journal before the submission): a document stored under
+   * it is that row's, returned as an identical resubmission (created false), so a resumed batch takes no new number.
+   */
+  submissionKey?: string;
+}
+
+/** A different body under a number already used (400): the clave that holds it and the series' next free number. */
+export class NumberTakenError extends ServiceError {
+  constructor(
+    readonly numero: number,
+    readonly kind: string,
+    readonly sucursal: number,
+    readonly terminal: number,
+    readonly clave: string,
+    readonly next: number,
+  ) {
+    super(
+      400,
+      'bad_request',
+      `El numeroReferencia ${numero} (${KIND_NAMES[kind] ?? kind}, sucursal ${sucursal}, terminal ${terminal}) ` +
+        `ya fue usado por otro documento con un contenido distinto (clave ${clave}); el siguiente número libre es ${next}`,
+      [{ path: 'numeroReferencia', message: `ya fue usado por el documento ${clave}` }],
+    );
+    this.name = 'NumberTakenError';
+  }
+}
+
+/** How many times a numbered submission signs again under the next number after a concurrent one took its number. */
+const NUMBER_RACES = 50;
 
 const KIND_NAMES: Record<string, string> = codeTable({
   FE: 'factura electrónica', ND: 'nota de débito', NC: 'nota de crédito', TE: 'tiquete electrónico',
@@ -48,7 +91,11 @@ async function everyFinding(ctx: ServiceContext, accountId: number, body: unknow
 }
 
 /** Submits a document body (spec "Electronic document") for an issuer of the account. */
-export async function submitDocument(ctx: ServiceContext, accountId: number, body: unknown): Promise<SubmitResult> {
+export async function submitDocument(ctx: ServiceContext, accountId: number, submitted: unknown, opts: SubmitOptions = {}): Promise<SubmitResult> {
+  // Local mode: a missing numeroReferencia is filled here, before the body is parsed: with 1 while it is judged, then
+  // with the series' next free number (below) before anything is issued.
+  const auto = opts.assignNumber === true && isRecord(submitted) && submitted.numeroReferencia === undefined;
+  let body: unknown = auto ? { ...(submitted as Record<string, unknown>), numeroReferencia: 1 } : submitted;
   // Unknown keys alone do not stop here: the body's issuer and numbering are read without them (an identical
   // resubmission of a body stored before unknown keys were refused still gets its clave), and issueComprobante
   // reports them with every other finding.
@@ -64,16 +111,28 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, bod
       { path: 'emisor', message: 'no es un emisor registrado de la cuenta' },
     ]);
   }
-  const bodyHash = hashBody(body);
   const kind = KIND_OF_TIPO_DOC[b.tipoDoc];
   const issuerSucursal = Number((JSON.parse(issuerRow.record_json) as { sucursal: number }).sucursal);
   const numbering = kind && { kind, sucursal: b.sucursal ?? issuerSucursal, terminal: b.terminal ?? 1, numero: b.numeroReferencia };
+  const submissionKey = auto && opts.submissionKey ? opts.submissionKey : null;
+  /** The body under the series' next free number (a body fecr numbers). */
+  const numbered = async (n: Numbering) => {
+    n.numero = await nextFree(ctx.store.db, { issuerId: issuerRow.id, ...n });
+    body = { ...(submitted as Record<string, unknown>), numeroReferencia: n.numero };
+  };
 
-  // An earlier submission under the same number: same body → its clave; another body → 400.
-  if (numbering) {
+  if (auto && numbering) {
+    // A batch row submitted before (a resumed batch): its document.
+    const earlier = submissionKey ? await findBySubmissionKey(ctx, accountId, submissionKey) : undefined;
+    if (earlier) return { clave: earlier.clave, created: false, documentId: Number(earlier.id) };
+    await numbered(numbering);
+  } else if (numbering) {
+    // An earlier submission under the same number: same body → its clave; another body → 400.
     const earlier = await findByNumbering(ctx, issuerRow.id, numbering);
-    if (earlier) return resolveDuplicate(earlier, bodyHash, numbering);
+    if (earlier) return resolveDuplicate(ctx, issuerRow.id, earlier, hashBody(body), numbering);
   }
+  let bodyHash = hashBody(body);
+  let races = 0;
 
   const issuer = issuerForSigning(ctx, issuerRow);
   for (let attempt = 1; ; attempt++) {
@@ -115,6 +174,7 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, bod
         receptor_numero: parties.counterpart?.numero ?? null,
         // The counterpart gets the mail: the receptor, or for a factura de compra the seller (its Emisor).
         correos: JSON.stringify(mailRecipients(doc.kind === 'FEC' ? b.proveedor?.correoElectronico : b.receptor === '' ? undefined : b.receptor.correoElectronico, b.correosAdicionales)),
+        submission_key: submissionKey,
         created_at: now,
         updated_at: now,
         decided_at: null,
@@ -124,9 +184,22 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, bod
       return { clave: doc.clave, created: true, documentId: Number(documentId) };
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
-      // A concurrent submission took the number: apply the idempotency rule to it.
-      const earlier = await findByNumbering(ctx, issuerRow.id, key);
-      if (earlier) return resolveDuplicate(earlier, bodyHash, key);
+      if (auto && numbering) {
+        // The same batch row submitted concurrently (its key is unique): that document.
+        const same = submissionKey ? await findBySubmissionKey(ctx, accountId, submissionKey) : undefined;
+        if (same) return { clave: same.clave, created: false, documentId: Number(same.id) };
+        // A concurrent submission took the number fecr chose: sign again under the next free one.
+        if ((await findByNumbering(ctx, issuerRow.id, key)) && ++races <= NUMBER_RACES) {
+          await numbered(numbering);
+          bodyHash = hashBody(body);
+          attempt = 0;
+          continue;
+        }
+      } else {
+        // A concurrent submission took the number: apply the idempotency rule to it.
+        const earlier = await findByNumbering(ctx, issuerRow.id, key);
+        if (earlier) return resolveDuplicate(ctx, issuerRow.id, earlier, bodyHash, key);
+      }
       // Otherwise the random part of the clave collided with another document's: draw again.
       if (attempt >= 3) throw e;
     }
@@ -188,15 +261,30 @@ async function findByNumbering(ctx: ServiceContext, issuerId: number, n: Numberi
     .executeTakeFirst();
 }
 
-function resolveDuplicate(earlier: { id: number; clave: string; body_hash: string }, bodyHash: string, n: Numbering): SubmitResult {
-  if (earlier.body_hash === bodyHash) return { clave: earlier.clave, created: false, documentId: Number(earlier.id) };
-  const message =
-    `El numeroReferencia ${n.numero} (${KIND_NAMES[n.kind] ?? n.kind}, sucursal ${n.sucursal}, terminal ${n.terminal}) ` +
-    `ya fue usado por otro documento con un contenido distinto (clave ${earlier.clave})`;
-  throw ServiceError.badRequest(message, [{ path: 'numeroReferencia', message: `ya fue usado por el documento ${earlier.clave}` }]);
+async function findBySubmissionKey(ctx: ServiceContext, accountId: number, key: string) {
+  return ctx.store.db.selectFrom('documents').select(['id', 'clave']).where('account_id', '=', accountId).where('submission_key', '=', key).executeTakeFirst();
 }
 
-/** sha256 (hex) of the canonical JSON of a body: object keys sorted at every level. */
+/**
+ * A number already used: the same body (the same hashBody) → the stored clave, nothing new; another body → 400
+ * naming the clave that holds the number and the series' next free number (NumberTakenError).
+ */
+async function resolveDuplicate(ctx: ServiceContext, issuerId: number, earlier: { id: number; clave: string; body_hash: string }, bodyHash: string, n: Numbering): Promise<SubmitResult> {
+  if (earlier.body_hash === bodyHash) return { clave: earlier.clave, created: false, documentId: Number(earlier.id) };
+  const next = await nextFree(ctx.store.db, { issuerId, kind: n.kind, sucursal: n.sucursal, terminal: n.terminal });
+  throw new NumberTakenError(n.numero, n.kind, n.sucursal, n.terminal, earlier.clave, next);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * sha256 (hex) of the canonical JSON of a body: object keys sorted at every level, keys whose value is undefined left
+ * out, nothing else changed (whitespace and key order do not count; every value, fechaEmision included, does). It is
+ * what "the same body" means for a resubmission under a used number. A body fecr numbered is hashed with the number
+ * it took, so sending it again with that numeroReferencia written in is the same body.
+ */
 export function hashBody(body: unknown): string {
   return createHash('sha256').update(canonicalJson(body)).digest('hex');
 }
@@ -223,7 +311,7 @@ export async function getDocument(ctx: ServiceContext, accountId: number, clave:
 }
 
 /** A document row without its XML payloads (nor the parties' identifications, which only the worker reads). */
-export type DocumentSummary = Omit<DocumentRow, 'xml' | 'response_xml' | 'emisor_tipo' | 'emisor_numero' | 'receptor_tipo' | 'receptor_numero' | 'correos'>;
+export type DocumentSummary = Omit<DocumentRow, 'xml' | 'response_xml' | 'emisor_tipo' | 'emisor_numero' | 'receptor_tipo' | 'receptor_numero' | 'correos' | 'submission_key'>;
 
 export interface ListDocumentsOptions {
   state?: DocumentState;

@@ -82,9 +82,22 @@ export interface DocumentsTable {
   receptor_numero: string | null;
   /** The mail's recipients stored at submission (JSON array; null before migration 0006). */
   correos: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A batch row's key when fecr numbered it (migration 0013): a resumed batch finds its document by it. */
+  submission_key: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Millis;
   updated_at: Millis;
   decided_at: Millis | null;
+}
+
+/** Where a series of numbers starts (`fecr emisor numbers --set`, migration 0013); one row per series that has one. */
+export interface DocumentNumberingTable {
+  issuer_id: number;
+  kind: string;
+  sucursal: number;
+  terminal: number;
+  /** The first number fecr may take in the series (the next free one is never below one after the highest stored). */
+  next_numero: number;
+  updated_at: Millis;
 }
 
 export type JobType = 'send' | 'poll' | 'webhook' | 'email';
@@ -271,6 +284,7 @@ export interface Database {
   revoked_tokens: RevokedTokensTable;
   issuers: IssuersTable;
   documents: DocumentsTable;
+  document_numbering: DocumentNumberingTable;
   jobs: JobsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   queue_workers: QueueWorkersTable;

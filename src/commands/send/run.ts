@@ -28,9 +28,13 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
   let mode: 'local' | 'remote' = 'local';
   const final = await withBackend(ctx, async (b) => {
     mode = b.mode;
-    const { clave, estado } = await b.submit(body);
+    const { clave, estado, alreadySent, assigned } = await b.submit(body);
+    // The same body sent before (same numeroReferencia, same canonical JSON): its clave, nothing new (exit 0).
+    if (alreadySent && !opts.json) info(ctx, `already sent as ${clave}`);
+    else if (assigned !== undefined && !opts.json && !opts.quiet) info(ctx, `numeroReferencia ${assigned} (the next free number)`);
     if (!opts.wait) {
-      if (opts.json) printJson(ctx, estado ? { clave, estado } : { clave });
+      const numbering = { ...(assigned !== undefined ? { numeroReferencia: assigned } : {}), ...(alreadySent ? { alreadySent: true } : {}) };
+      if (opts.json) printJson(ctx, estado ? { clave, estado, ...numbering } : { clave, ...numbering });
       else writeLine(ctx.io.stdout, clave);
       if (estado === CREDENTIALS_REFUSED) {
         info(ctx, `error: ${heldLine(issuerOfClave(clave), { clave })}`);

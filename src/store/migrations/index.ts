@@ -11,6 +11,7 @@ import { mailPolicy } from './0009-mail-policy.js';
 import { recibidosOnePerDocument } from './0010-recibidos-one-per-document.js';
 import { issuerCredentialsRefused } from './0011-issuer-credentials-refused.js';
 import { recibidosRespuestas } from './0012-recibidos-respuestas.js';
+import { documentNumbering } from './0013-document-numbering.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0010-recibidos-one-per-document': recibidosOnePerDocument,
   '0011-issuer-credentials-refused': issuerCredentialsRefused,
   '0012-recibidos-respuestas': recibidosRespuestas,
+  '0013-document-numbering': documentNumbering,
 };
 
 export const migrationProvider: MigrationProvider = {
