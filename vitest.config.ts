@@ -16,6 +16,7 @@ const ON_BOTH_STORES = [
   'test/server-api-correo-relay.test.ts',
   'test/queue-deferred.test.ts',
   'test/service-credentials-hold.test.ts',
+  'test/service-numbering.test.ts',
 ];
 
 export default defineConfig({

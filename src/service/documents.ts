@@ -191,6 +191,7 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, sub
         // A concurrent submission took the number fecr chose: sign again under the next free one.
         if ((await findByNumbering(ctx, issuerRow.id, key)) && ++races <= NUMBER_RACES) {
           await numbered(numbering);
+          ctx.logger.info({ accountId, kind: key.kind, taken: key.numero, next: numbering.numero }, 'numeroReferencia taken by a concurrent submission; signing again');
           bodyHash = hashBody(body);
           attempt = 0;
           continue;
