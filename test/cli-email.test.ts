@@ -60,7 +60,7 @@ describe('fecr demo and the outbox', () => {
       expect(xml.content.equals(readFileSync(join(work, d.files.xml!)))).toBe(true);
       const pdf = parsed.attachments.find((a) => a.filename === `${d.clave}.pdf`)!;
       expect(pdf.content.equals(readFileSync(join(work, d.files.pdf!)))).toBe(true);
-      const respuesta = parsed.attachments.find((a) => a.filename === `${d.clave}-respuesta.xml`)!;
+      const respuesta = parsed.attachments.find((a) => a.filename === `${d.clave}_respuesta.xml`)!;
       expect(respuesta.content.equals(readFileSync(join(work, d.files.respuesta!)))).toBe(true);
     }
   });

@@ -112,15 +112,15 @@ describe('the receptor mail over SMTP', () => {
     expect(mine[0]!.to).toEqual(['proveedores@bncr.fi.cr', 'contabilidad@bncr.fi.cr']);
     const parsed = await simpleParser(mine[0]!.raw);
     expect(parsed.messageId).toBe(m.messageId);
-    expect(parsed.subject).toBe(`Factura electrónica ${clave.slice(21, 41)} de SOFTWARE TICO SOCIEDAD ANONIMA — ₡ 105 939,20`);
+    expect(parsed.subject).toBe(`Factura electrónica ${clave.slice(21, 41)} de SOFTWARE TICO SOCIEDAD ANONIMA — ₡105\u00a0939,20`);
     expect(parsed.from?.value[0]).toEqual({ address: 'facturas@fecr.test', name: 'Facturación ACME' });
     expect(parsed.replyTo?.value[0]?.address).toBe('facturas@softwaretico.cr');
     expect(parsed.text).toContain(`Clave numérica: ${clave}`);
     expect(parsed.html).toContain('<li><code>' + clave + '.pdf</code>');
     const byName = new Map(parsed.attachments.map((a) => [a.filename, a]));
-    expect([...byName.keys()].sort()).toEqual([`${clave}-respuesta.xml`, `${clave}.pdf`, `${clave}.xml`]);
+    expect([...byName.keys()].sort()).toEqual([`${clave}.pdf`, `${clave}.xml`, `${clave}_respuesta.xml`]);
     expect(byName.get(`${clave}.xml`)!.content.equals(Buffer.from(doc.xml, 'utf8'))).toBe(true);
-    expect(byName.get(`${clave}-respuesta.xml`)!.content.equals(Buffer.from(doc.response_xml!, 'utf8'))).toBe(true);
+    expect(byName.get(`${clave}_respuesta.xml`)!.content.equals(Buffer.from(doc.response_xml!, 'utf8'))).toBe(true);
     const pdf = await getFile(env.ctx, env.accountId, clave, 'PDF');
     expect(byName.get(`${clave}.pdf`)!.content.equals(Buffer.from(pdf!.encodedFile, 'base64'))).toBe(true);
     expect(byName.get(`${clave}.pdf`)!.contentType).toBe('application/pdf');

@@ -50,7 +50,7 @@ describe('the mail thread', () => {
     const [a, b] = await Promise.all([simpleParser(Buffer.from(onThread.raw)), simpleParser(Buffer.from(inline.raw))]);
     expect(a.subject).toBe(b.subject);
     expect(a.messageId).toBe(`<${row.clave}.test@fecr.email>`);
-    expect(a.attachments.map((x) => x.filename)).toEqual([`${row.clave}.xml`, `${row.clave}.pdf`, `${row.clave}-respuesta.xml`]);
+    expect(a.attachments.map((x) => x.filename)).toEqual([`${row.clave}.xml`, `${row.clave}.pdf`, `${row.clave}_respuesta.xml`]);
     const pdf = await renderPdf(undefined, row);
     expect(a.attachments[1]!.content.equals(pdf)).toBe(true);
     expect(b.attachments[1]!.content.equals(pdf)).toBe(true);

@@ -195,10 +195,10 @@ describe('POST /api/enviar/correo', () => {
     expect(parsed.messageId).toBe(r.body.data.messageId);
     const stored = async (tipo: 'xml' | 'pdf' | 'respuesta') => Buffer.from((await getFile(ctx, accountA, pending.clave, tipo))!.encodedFile, 'base64');
     const byName = (n: string) => parsed.attachments.find((a) => a.filename === n)!.content;
-    expect(parsed.attachments.map((a) => a.filename).sort()).toEqual([`${pending.clave}-respuesta.xml`, `${pending.clave}.pdf`, `${pending.clave}.xml`]);
+    expect(parsed.attachments.map((a) => a.filename).sort()).toEqual([`${pending.clave}.pdf`, `${pending.clave}.xml`, `${pending.clave}_respuesta.xml`]);
     expect(byName(`${pending.clave}.xml`).equals(await stored('xml'))).toBe(true);
     expect(byName(`${pending.clave}.pdf`).equals(await stored('pdf'))).toBe(true);
-    expect(byName(`${pending.clave}-respuesta.xml`).equals(await stored('respuesta'))).toBe(true);
+    expect(byName(`${pending.clave}_respuesta.xml`).equals(await stored('respuesta'))).toBe(true);
     // Without correos: to the document's stored recipient.
     const again = await post({ claveHacienda: pending.clave });
     expect(again.status).toBe(200);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueSigned } from './helpers/issue.js';
 import { renderPdf } from '../src/service/pdf.js';
 import { formatAmount } from '../src/service/pdf-content.js';
+import { formatMoney } from '../src/core/money-format.js';
 import type { DocumentRow } from '../src/store/schema.js';
 import { ISSUER, validInvoice } from './helpers/bodies.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
@@ -33,14 +34,14 @@ function signed(body: Record<string, any>): { xml: string; clave: string; consec
 function run(cmd: string, args: string[]): string {
   const p = spawnSync(cmd, args, { encoding: 'utf8' });
   if (p.status !== 0) throw new Error(`${cmd} failed: ${p.stderr}`);
-  return p.stdout;
+  return p.stdout.replace(/\u00a0/g, ' '); // the money formatter's no-break spaces, as plain spaces
 }
 
 
 describe('renderPdf', () => {
   const cases = [
-    { kind: 'FE', body: () => validInvoice(), state: 'aceptado' as const, title: 'Factura Electrónica', estado: 'Aceptado', total: '105,939.20', receptor: 'BANCO NACIONAL DE COSTA RICA' },
-    { kind: 'NC', body: () => fixture('09-nc-devolucion.json'), state: 'rechazado' as const, title: 'Nota de Crédito Electrónica', estado: 'Rechazado', total: '697,775.00', receptor: 'BANCO NACIONAL DE COSTA RICA' },
+    { kind: 'FE', body: () => validInvoice(), state: 'aceptado' as const, title: 'Factura Electrónica', estado: 'Aceptado', total: '105 939,20', receptor: 'BANCO NACIONAL DE COSTA RICA' },
+    { kind: 'NC', body: () => fixture('09-nc-devolucion.json'), state: 'rechazado' as const, title: 'Nota de Crédito Electrónica', estado: 'Rechazado', total: '697 775,00', receptor: 'BANCO NACIONAL DE COSTA RICA' },
     { kind: 'TE', body: () => fixture('10-te-sin-receptor.json'), state: 'pendiente' as const, title: 'Tiquete Electrónico', estado: 'Pendiente', total: undefined, receptor: 'Sin receptor identificado' },
   ];
 
@@ -69,8 +70,8 @@ describe('renderPdf', () => {
       if (c.kind === 'FE') {
         expect(text).toContain('Consultoría en gestión estratégica');
         expect(text).toContain('8311200000000');
-        expect(text).toContain('10,000.00'); // the discount of line 1
-        expect(text).toContain('₡12,187.70'); // TotalImpuesto 12187.695, half-up to 2 decimals
+        expect(text).toContain('10 000,00'); // the discount of line 1
+        expect(text).toContain('₡12 187,70'); // TotalImpuesto 12187.695, half-up to 2 decimals
       }
       if (c.kind === 'NC') {
         expect(text).toContain('Información de referencia');
@@ -112,8 +113,8 @@ describe('renderPdf', () => {
     const pages = Number(/Pages:\s+(\d+)/.exec(run('pdfinfo', [file]))![1]);
     expect(pages).toBeGreaterThanOrEqual(2);
     const text = run('pdftotext', ['-layout', file, '-']);
-    expect(text).toContain('US$10,170.00'); // TotalComprobante = 90 × 113
-    expect(text).toContain('Tipo de cambio: ₡512.34 por US$1');
+    expect(text).toContain('US$10 170,00'); // TotalComprobante = 90 × 113
+    expect(text).toContain('Tipo de cambio: ₡512,34 por US$1');
     expect(text).toContain('Hora de consultoría número 90');
     // Every page with lines starts with the column header (the totals may have a page of their own).
     let withLines = 0;
@@ -126,16 +127,21 @@ describe('renderPdf', () => {
     expect(withLines).toBeGreaterThanOrEqual(2);
   });
 
-  it('formats money with thousands separators and exactly 2 decimals, rounded half-up from the XML precision', () => {
-    expect(formatAmount('1234567.5')).toBe('1,234,567.50');
-    expect(formatAmount('487.69500')).toBe('487.70');
-    expect(formatAmount('82.87500')).toBe('82.88');
-    expect(formatAmount('0.00499')).toBe('0.00');
-    expect(formatAmount('0.00500')).toBe('0.01');
-    expect(formatAmount('0.00000')).toBe('0.00');
-    expect(formatAmount('20.20352')).toBe('20.20');
-    expect(formatAmount('999999.995')).toBe('1,000,000.00');
-    expect(formatAmount('-1234.565')).toBe('-1,234.57');
-    expect(formatAmount(undefined)).toBe('0.00');
+  it('formats money as es-CR does (no-break space groups, decimal comma) and exactly 2 decimals, rounded half-up from the XML precision', () => {
+    const sp = (s: string) => s.replace(/ /g, '\u00a0');
+    expect(formatAmount('1234567.5')).toBe(sp('1 234 567,50'));
+    expect(formatAmount('487.69500')).toBe('487,70');
+    expect(formatAmount('82.87500')).toBe('82,88');
+    expect(formatAmount('0.00499')).toBe('0,00');
+    expect(formatAmount('0.00500')).toBe('0,01');
+    expect(formatAmount('0.00000')).toBe('0,00');
+    expect(formatAmount('20.20352')).toBe('20,20');
+    expect(formatAmount('999999.995')).toBe(sp('1 000 000,00'));
+    expect(formatAmount('-1234.565')).toBe(sp('-1 234,57'));
+    expect(formatAmount(undefined)).toBe('0,00');
+    // The same as the platform's es-CR locale.
+    expect(formatMoney('1234567.89', 'CRC')).toBe(new Intl.NumberFormat('es-CR', { style: 'currency', currency: 'CRC' }).format(1234567.89));
+    expect(formatMoney('2245.86483', 'USD')).toBe(sp('US$2 245,86'));
+    expect(formatMoney('-5', 'CRC')).toBe('-₡5,00');
   });
 });

@@ -1,6 +1,6 @@
 /**
  * What the PDF says, apart from where it says it (pdf.ts lays the page out): the title of each kind, the state's
- * label, money and numbers as printed (2 decimals, thousands grouped), dates, identifications, the parties with their
+ * label, money and numbers as printed (src/core/money-format.ts: `₡1 234 567,89`), dates, identifications, the parties with their
  * location, the lines of an exoneración. Read from the signed XML (parsed) and its raw element tree.
  */
 import {
@@ -10,9 +10,12 @@ import {
   MEDIOS_PAGO,
   TIPOS_DOC_REFERENCIA,
   TIPOS_EXONERACION,
+  TARIFAS_IVA,
   TIPOS_IDENTIFICACION,
 } from '../core/codes.js';
-import { Decimal, dec } from '../core/money.js';
+import { dec } from '../core/money.js';
+import { currencySymbol, formatAmount, formatNumber, formatRate, groupThousands } from '../core/money-format.js';
+import { ubicacionNames } from '../core/catalog/ubicacion.js';
 import type { DocumentKind } from '../core/model.js';
 import { parseComprobanteXml, type ParsedComprobante, type ParsedExoneracion, type ParsedImpuesto } from '../core/xml/parse-comprobante.js';
 import { parseXmlRoot } from '../core/xml/raw-document.js';
@@ -73,58 +76,10 @@ export function estadoLabel(state: DocumentRow['state']): string {
   return 'Pendiente';
 }
 
-/** `1234567` → `1,234,567` (digits only, optionally signed). */
-export function groupThousands(int: string): string {
-  const sign = int.startsWith('-') ? '-' : '';
-  return `${sign}${int.replace('-', '').replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
-}
-
-/** Money as printed: exactly 2 decimals, rounded half-up from the XML's 5, thousands grouped (`1234567.505` → `1,234,567.51`). */
-export function formatAmount(value: string | undefined): string {
-  if (value === undefined || value.trim() === '') return '0.00';
-  const [int, frac] = dec(value).toFixed(2, Decimal.ROUND_HALF_UP).split('.');
-  return `${groupThousands(int!)}.${frac}`;
-}
-
-/** A quantity or a percentage with its own precision, no trailing zeros (`7.500` → `7.5`, `13.00` → `13`). */
-export function formatNumber(value: string): string {
-  try {
-    return dec(value).toFixed();
-  } catch {
-    return value;
-  }
-}
-
-/** The exchange rate (₡ per unit): at least 2 decimals, more only when the XML has significant ones (`507.85000` → `507.85`). */
-export function formatRate(value: string): string {
-  try {
-    const d = dec(value);
-    const [int, frac] = (d.decimalPlaces() <= 2 ? d.toFixed(2) : d.toFixed()).split('.');
-    return `${groupThousands(int!)}.${frac}`;
-  } catch {
-    return value;
-  }
-}
-
-/** How an amount of the currency is marked: `₡`, `US$`, else the ISO code and a space. */
-export function currencySymbol(code: string): string {
-  if (code === 'CRC') return '₡';
-  if (code === 'USD') return 'US$';
-  return `${code} `;
-}
+// The one money formatter (src/core/money-format.ts), as the PDF's callers have imported it from here.
+export { currencySymbol, formatAmount, formatNumber, formatRate, groupThousands };
 
 export const MONEDA_NAMES: Record<string, string> = codeTable({ CRC: 'colón costarricense', USD: 'dólar estadounidense', EUR: 'euro' });
-
-/** Provincias of Costa Rica (División Territorial Administrativa). Cantón and distrito have no table here: printed as codes. */
-export const PROVINCIAS: Record<string, string> = codeTable({
-  '1': 'San José',
-  '2': 'Alajuela',
-  '3': 'Cartago',
-  '4': 'Heredia',
-  '5': 'Guanacaste',
-  '6': 'Puntarenas',
-  '7': 'Limón',
-});
 
 /** `2026-03-15T10:30:00-06:00` → `15/03/2026 10:30:00 (-06:00)`; anything else as is. */
 export function formatFecha(iso: string): string {
@@ -168,7 +123,7 @@ export interface Party {
   identificacion: string;
   telefono?: string;
   correo?: string;
-  /** Provincia (name), cantón and distrito (codes), barrio. */
+  /** Provincia, cantón and distrito by name (the codification), barrio. */
   ubicacion?: string;
   /** OtrasSenas (or OtrasSenasExtranjero). */
   direccion?: string;
@@ -176,21 +131,39 @@ export interface Party {
   actividad?: string;
 }
 
-/** `Provincia San José, cantón 01, distrito 08, Barrio Escalante` from an Ubicacion element. */
+/**
+ * `Barrio Escalante, distrito Carmen, cantón San José, provincia San José (1-01-01)` from an Ubicacion element, as a
+ * Costa Rican address reads (the smallest part first): the names from Hacienda's codification
+ * (src/core/catalog/ubicacion.ts), then the codes as the XML has them. A code the codification does not name is
+ * printed as the code alone (`distrito 09`).
+ */
 export function ubicacionLabel(u: unknown): string | undefined {
   const provincia = rawText(rawChild(u, 'Provincia'));
   if (!provincia) return undefined;
-  const canton = rawText(rawChild(u, 'Canton'));
-  const distrito = rawText(rawChild(u, 'Distrito'));
+  const canton = rawText(rawChild(u, 'Canton')) ?? '';
+  const distrito = rawText(rawChild(u, 'Distrito')) ?? '';
   const barrio = rawText(rawChild(u, 'Barrio'));
-  return [
-    `Provincia ${PROVINCIAS[provincia] ?? provincia}`,
-    canton ? `cantón ${canton}` : undefined,
-    distrito ? `distrito ${distrito}` : undefined,
+  const n = ubicacionNames(provincia, canton, distrito);
+  const parts = [
     barrio,
-  ]
-    .filter(Boolean)
-    .join(', ');
+    distrito ? `distrito ${n.distrito ?? distrito}` : undefined,
+    canton ? `cantón ${n.canton ?? canton}` : undefined,
+    `provincia ${n.provincia ?? provincia}`,
+  ].filter(Boolean);
+  return `${parts.join(', ')} (${[provincia, canton, distrito].filter(Boolean).join('-')})`;
+}
+
+/**
+ * The summary's taxes by tarifa, from the XML's TotalDesgloseImpuesto: `IVA 13 %`, `IVA 4 %`, `IVA exento`, other
+ * taxes by name; one row per entry, in the XML's order, with its TotalMontoImpuesto.
+ */
+export function desgloseRows(desglose: ParsedComprobante['resumen']['totalDesgloseImpuesto']): [string, string][] {
+  return desglose.map((d) => {
+    if (d.codigo !== '01') return [CODIGOS_IMPUESTO[d.codigo] ?? `Impuesto ${d.codigo}`, d.totalMontoImpuesto];
+    const t = d.codigoTarifaIVA ? TARIFAS_IVA[d.codigoTarifaIVA] : undefined;
+    const label = !t ? 'IVA' : d.codigoTarifaIVA === '10' ? 'IVA exento' : `IVA ${formatNumber(t.rate)} %`;
+    return [label, d.totalMontoImpuesto];
+  });
 }
 
 /** Issuer and receiver details the typed parser does not keep (nombre comercial, phone, location). */

@@ -4,14 +4,17 @@
  * (code, detail, quantity, unit price, discount, net tax, line total; under an exonerated line its exoneración),
  * other charges, references, totals (with the non-zero gravado/exento/exonerado/no sujeto subtotals), a QR code of
  * the clave and the state of Hacienda's decision. Every figure is read from the signed XML (never from the request
- * body), so the PDF shows exactly what was sent to Hacienda. Money is printed with exactly 2 decimals, rounded
- * half-up from the XML's 5, thousands grouped with commas (`₡1,234,567.89`, `US$2,245.86`); quantities, rates and
- * percentages keep their own precision. pdfkit with DejaVu Sans (draws ₡).
+ * body), so the PDF shows exactly what was sent to Hacienda. Money is printed by the one formatter the mail uses too
+ * (src/core/money-format.ts, the es-CR convention: `₡1 234 567,89`, `US$2 245,86`), exactly 2 decimals rounded
+ * half-up from the XML's 5; quantities, rates and percentages keep their own precision. The summary shows the tax of
+ * each tarifa (`IVA 13 %`, `IVA 4 %`) and, on a foreign-currency document, its total in colones (total × tipo de
+ * cambio). pdfkit with DejaVu Sans (draws ₡).
  */
 import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
 import { CONDICIONES_VENTA, CONDICIONES_VENTA_REP, MEDIOS_PAGO, TIPOS_DOC_REFERENCIA } from '../core/codes.js';
 import { dec } from '../core/money.js';
+import { formatMoney, inColones } from '../core/money-format.js';
 import { parseComprobanteXml } from '../core/xml/parse-comprobante.js';
 import { parseXmlRoot } from '../core/xml/raw-document.js';
 import { keepParsedFonts, PDF_DOCUMENT_FONT, registerFonts } from './pdf-fonts.js';
@@ -22,6 +25,7 @@ import {
   PDF_TITLES,
   type Party,
   currencySymbol,
+  desgloseRows,
   detalleLines,
   estadoLabel,
   exoneracionLines,
@@ -128,7 +132,7 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
   const contentWidth = A4.width - 2 * M;
   const moneda = doc.resumen.codigoMoneda || 'CRC';
   const cur = currencySymbol(moneda);
-  const money = (v: string | undefined): string => `${cur}${formatAmount(v)}`;
+  const money = (v: string | undefined): string => formatMoney(v, moneda);
 
   // --- Header: title, numbers, QR ----------------------------------------------------------------
   const qrSize = 96;
@@ -309,11 +313,13 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
       ['Total no sujeto', r.totalNoSujeto],
     ] as [string, string | undefined][]
   ).filter((t): t is [string, string] => isNonZero(t[1]));
-  const totals: [string, string | undefined, boolean][] = [
+  // [label, value, strong, indented]: the tax of each tarifa under Total impuesto, indented.
+  const totals: [string, string | undefined, boolean, boolean?][] = [
     ['Total venta', r.totalVenta, false],
     ['Total descuentos', r.totalDescuentos ?? '0', false],
     ['Total venta neta', r.totalVentaNeta, false],
     ['Total impuesto', r.totalImpuesto ?? '0', false],
+    ...desgloseRows(r.totalDesgloseImpuesto).map(([label, value]): [string, string, boolean, boolean] => [label, value, false, true]),
   ];
   if (isNonZero(r.totalImpAsumEmisorFabrica)) totals.push(['Imp. asumido emisor', r.totalImpAsumEmisorFabrica, false]);
   if (isNonZero(r.totalIVADevuelto)) totals.push(['Total IVA devuelto', r.totalIVADevuelto, false]);
@@ -321,7 +327,7 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
   const boxW = 250;
   const boxX = A4.width - M - boxW;
   const subW = boxX - M - 24;
-  const needed = Math.max(14 * (totals.length - 1) + 17, subtotals.length > 0 ? 14 + 13 * subtotals.length : 0) + 2;
+  const needed = Math.max(14 * (totals.length - 1) + 17 + (moneda !== 'CRC' ? 24 : 0), subtotals.length > 0 ? 14 + 13 * subtotals.length : 0) + 2;
   if (y + needed > bottom) {
     pdf.addPage();
     y = M;
@@ -338,11 +344,23 @@ export async function renderPdf(ctx: Pick<ServiceContext, 'logger'> | undefined,
       ySub += 13;
     }
   }
-  for (const [label, value, strong] of totals) {
-    pdf.font(strong ? 'bold' : 'body').fontSize(strong ? 11 : 9).fillColor(INK);
-    pdf.text(label, boxX, y, { width: 120 });
+  for (const [label, value, strong, indented] of totals) {
+    pdf.font(strong ? 'bold' : 'body').fontSize(strong ? 11 : indented ? 8 : 9).fillColor(indented ? MUTED : INK);
+    pdf.text(label, boxX + (indented ? 10 : 0), y, { width: 120 });
     pdf.text(money(value), boxX + 120, y, { width: boxW - 120, align: 'right' });
-    y += strong ? 17 : 14;
+    y += strong ? 17 : indented ? 12 : 14;
+  }
+  // A foreign-currency document: its total in colones, at the document's tipo de cambio.
+  const colones = moneda !== 'CRC' ? inColones(r.totalComprobante, r.tipoCambio) : undefined;
+  if (colones !== undefined) {
+    pdf.font('bold').fontSize(9).fillColor(INK);
+    pdf.text('Total en colones', boxX, y, { width: 120 });
+    pdf.text(formatMoney(colones, 'CRC'), boxX + 120, y, { width: boxW - 120, align: 'right' });
+    y += 12;
+    pdf.font('body').fontSize(7.5).fillColor(MUTED);
+    pdf.text(`${money(r.totalComprobante)} × tipo de cambio ₡${formatRate(r.tipoCambio)}`, boxX, y, { width: boxW, align: 'right' });
+    y += 12;
+    pdf.fillColor(INK);
   }
   y = Math.max(y, ySub) + 8;
 

@@ -20,6 +20,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { documentFileName } from '../../core/file-names.js';
 import { platformDirs } from '../../adapters/platform-dirs.js';
 import type { Ctx } from '../../cli/context.js';
 import { EXIT, SilentExit, UserError, type ExitCode } from '../../cli/errors.js';
@@ -63,9 +64,9 @@ const DEMO_DOCUMENTS: readonly { label: string; kind: Kind; fixture: string }[] 
 ];
 
 const FILES: readonly { type: FileType; key: 'xml' | 'respuesta' | 'pdf'; name: (clave: string) => string }[] = [
-  { type: 'XML', key: 'xml', name: (c) => `${c}.xml` },
-  { type: 'RESPUESTA', key: 'respuesta', name: (c) => `${c}_respuesta.xml` },
-  { type: 'PDF', key: 'pdf', name: (c) => `${c}.pdf` },
+  { type: 'XML', key: 'xml', name: (c) => documentFileName(c, 'XML') },
+  { type: 'RESPUESTA', key: 'respuesta', name: (c) => documentFileName(c, 'RESPUESTA') },
+  { type: 'PDF', key: 'pdf', name: (c) => documentFileName(c, 'PDF') },
 ];
 
 export interface DemoRow {

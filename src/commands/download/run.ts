@@ -7,6 +7,7 @@ import type { FileType } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
 import { checkClave, DECIDED } from '../documents/shared.js';
 import { codeTable } from '../../core/code-table.js';
+import { documentFileName } from '../../core/file-names.js';
 
 export interface DownloadFlags {
   type?: string;
@@ -32,9 +33,9 @@ function typeName(t: string): string {
   return t.toLowerCase().replace(/_/g, '-');
 }
 
-/** ANEXOS v4.4 file names: clave.xml, clave.pdf, clave_respuesta.xml. */
+/** ANEXOS v4.4 file names: clave.xml, clave.pdf, clave_respuesta.xml (the mail's attachments have the same). */
 export function defaultFileName(clave: string, type: FileType): string {
-  return type === 'PDF' ? `${clave}.pdf` : type === 'RESPUESTA' ? `${clave}_respuesta.xml` : `${clave}.xml`;
+  return documentFileName(clave, type);
 }
 
 export async function run(ctx: Ctx, claveArg: string, opts: DownloadFlags): Promise<void> {

@@ -1,31 +1,20 @@
 /**
  * What the receptor's mail says: subject and body in Spanish (the kind, consecutivo, issuer and total, e.g.
- * "Factura electrónica 00100001010000000042 de ACME S.A. — ₡ 123 456,78"), a text and an HTML part, and three
- * attachments named by the clave: `<clave>.xml` (the signed comprobante, as stored), `<clave>.pdf` (the
- * representación gráfica) and `<clave>-respuesta.xml` (Hacienda's MensajeHacienda, as stored).
+ * "Factura electrónica 00100001010000000042 de ACME S.A. — ₡123 456,78", money by the PDF's formatter,
+ * src/core/money-format.ts), a text and an HTML part, and three attachments named as `fecr download` names the files
+ * (src/core/file-names.ts, the ANEXOS' names): `<clave>.xml` (the signed comprobante, as stored), `<clave>.pdf` (the
+ * representación gráfica) and `<clave>_respuesta.xml` (Hacienda's MensajeHacienda, as stored).
  */
-import { Decimal, dec } from '../../core/money.js';
+import { documentFileName } from '../../core/file-names.js';
+import { formatMoney } from '../../core/money-format.js';
 import type { DocumentKind } from '../../core/model.js';
 import type { DocumentRow } from '../../store/schema.js';
-import { currencySymbol, formatDia, PDF_TITLES } from '../pdf-content.js';
+import { formatDia, PDF_TITLES } from '../pdf-content.js';
 
 /** `Factura Electrónica` → `Factura electrónica` (the kind as a sentence says it). */
 export function kindLabel(kind: string): string {
   const title = PDF_TITLES[kind as DocumentKind] ?? `Comprobante electrónico ${kind}`;
   return title.charAt(0) + title.slice(1).toLowerCase();
-}
-
-/** Money as Costa Rica writes it in a sentence: symbol, a space, thousands grouped by spaces, decimal comma, 2 decimals (`₡ 123 456,78`). */
-export function formatMoneyEs(amount: string, moneda: string): string {
-  let fixed: string;
-  try {
-    fixed = dec(amount).toFixed(2, Decimal.ROUND_HALF_UP);
-  } catch {
-    fixed = amount;
-  }
-  const [int, frac] = fixed.split('.');
-  const grouped = (int ?? '').replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
-  return `${currencySymbol(moneda).trim()} ${grouped}${frac !== undefined ? `,${frac}` : ''}`;
 }
 
 /** The composed mail, before its MIME bytes are built (email-render.ts). */
@@ -61,7 +50,7 @@ export interface ComposeInput {
 }
 
 export function subjectOf(doc: Pick<MailDocument, 'clave' | 'kind' | 'total_comprobante' | 'moneda'>, issuerName: string): string {
-  return `${kindLabel(doc.kind)} ${consecutivoOf(doc.clave)} de ${issuerName} — ${formatMoneyEs(doc.total_comprobante, doc.moneda)}`;
+  return `${kindLabel(doc.kind)} ${consecutivoOf(doc.clave)} de ${issuerName} — ${formatMoney(doc.total_comprobante, doc.moneda)}`;
 }
 
 /** Clave positions 22–41 are the NumeroConsecutivo. */
@@ -70,14 +59,14 @@ export function consecutivoOf(clave: string): string {
 }
 
 export function attachmentNames(clave: string): { xml: string; pdf: string; respuesta: string } {
-  return { xml: `${clave}.xml`, pdf: `${clave}.pdf`, respuesta: `${clave}-respuesta.xml` };
+  return { xml: documentFileName(clave, 'XML'), pdf: documentFileName(clave, 'PDF'), respuesta: documentFileName(clave, 'RESPUESTA') };
 }
 
 export function composeMail(input: ComposeInput): OutgoingMail {
   const { doc, issuerName } = input;
   const kind = kindLabel(doc.kind);
   const consecutivo = consecutivoOf(doc.clave);
-  const total = formatMoneyEs(doc.total_comprobante, doc.moneda);
+  const total = formatMoney(doc.total_comprobante, doc.moneda);
   const fecha = formatDia(doc.fecha_emision);
   const names = attachmentNames(doc.clave);
   const saludo = doc.receptor_nombre ? `Estimado(a) ${doc.receptor_nombre}:` : 'Estimado(a) cliente:';
