@@ -68,7 +68,8 @@ export function checkParties(b: Body, kind: DocumentKind | undefined, condicionV
     }
     return;
   }
-  if (b.proveedor !== undefined) add('proveedor', `is only for a factura electrónica de compra (tipoDoc "8"), not tipoDoc ${tipoDoc}`);
+  // An unknown tipoDoc (its own finding) says nothing of whether a proveedor belongs: not judged then.
+  if (kind && b.proveedor !== undefined) add('proveedor', `is only for a factura electrónica de compra (tipoDoc "8"), not tipoDoc ${tipoDoc}`);
   if (kind && RECEPTOR_NACIONAL.has(kind)) {
     if (b.receptor === '') add('receptor', `must be a receiver object for tipoDoc ${tipoDoc} (only a ticket, tipoDoc "4", may have receptor "")`);
     else if (!['01', '02', '03', '04'].includes(b.receptor.identificacion.tipo) && !(kind === 'FE' && condicionVenta === '12' && b.receptor.identificacion.tipo === '05'))
@@ -97,16 +98,19 @@ export function checkKindFields(b: Body, kind: DocumentKind | undefined, add: Ad
     if ((b.otrosCargos ?? []).length > 0) add('otrosCargos', 'is not part of a recibo de pago');
     (b as RepDocumentBody).detalleServicio.forEach((l, i) => checkRepLine(l, i, add));
   } else if (cv !== undefined) {
-    if (CONDICIONES_REP.has(cv)) add('condicionVenta', `"${cv}" is only for a recibo de pago (tipoDoc "10")`);
+    // "Only for kind X" is not judged when the kind is unknown (tipoDoc's own finding says why).
+    if (CONDICIONES_REP.has(cv)) {
+      if (kind) add('condicionVenta', `"${cv}" is only for a recibo de pago (tipoDoc "10")`);
+    }
     else if (!CONDICIONES_VENTA[cv]) add('condicionVenta', 'is not a known condición de venta (Nota 5)');
-    else if (cv === '12' && kind !== 'FE' && kind !== 'NC' && kind !== 'ND') add('condicionVenta', '"12" (mercancía no nacionalizada) is only for a factura, tipoDoc "1"');
+    else if (kind && cv === '12' && kind !== 'FE' && kind !== 'NC' && kind !== 'ND') add('condicionVenta', '"12" (mercancía no nacionalizada) is only for a factura, tipoDoc "1"');
   }
   if (b.codigoActividadReceptor !== undefined && (kind === 'TE' || kind === 'FEE' || kind === 'REP'))
     add('codigoActividadReceptor', `is not part of tipoDoc ${b.tipoDoc}`);
   if (kind === 'REP') return;
   (b as DocumentBody).detalleServicio.forEach((line, i) => {
     const p = `detalleServicio[${i}]`;
-    if (line.partidaArancelaria !== undefined && kind !== 'FEE' && kind !== 'NC' && kind !== 'ND')
+    if (kind && line.partidaArancelaria !== undefined && kind !== 'FEE' && kind !== 'NC' && kind !== 'ND')
       add(`${p}.partidaArancelaria`, 'is only for a factura de exportación (and the notas that adjust one)');
     if (kind === 'FEE' && line.partidaArancelaria === undefined && !esServicioCabys(line.codigo))
       add(`${p}.partidaArancelaria`, 'is required for an exported good (CABYS 0-4): the 12-digit partida arancelaria (Nota 17)');
@@ -140,7 +144,7 @@ export function checkReferences(b: Body, kind: DocumentKind | undefined, add: Ad
     if (!TIPOS_DOC_REFERENCIA[r.tipoDocIR]) add(`${p}.tipoDocIR`, 'is not a known tipo de documento de referencia (Nota 10)');
     else if (kind === 'REP' && !TIPOS_DOC_IR_REP.has(r.tipoDocIR))
       add(`${p}.tipoDocIR`, 'must be 01, 02, 03, 04 or 08 in a recibo de pago: the comprobante it pays');
-    else if (r.tipoDocIR === '16' && kind !== 'FEC') add(`${p}.tipoDocIR`, '16 (proveedor no domiciliado) is only for a factura electrónica de compra');
+    else if (kind && r.tipoDocIR === '16' && kind !== 'FEC') add(`${p}.tipoDocIR`, '16 (proveedor no domiciliado) is only for a factura electrónica de compra');
     if (r.tipoDocIR === '99' && !r.tipoDocRefOtro) add(`${p}.tipoDocRefOtro`, 'is required when tipoDocIR is "99"');
     if (TIPOS_DOC_IR_CLAVE.has(r.tipoDocIR) && !isClave(r.numero ?? ''))
       add(`${p}.numero`, `must be the 50-character clave of the referenced document for tipoDocIR ${r.tipoDocIR}`);
@@ -148,7 +152,7 @@ export function checkReferences(b: Body, kind: DocumentKind | undefined, add: Ad
     if (!parseIsoDateTime(r.fechaEmision)) add(`${p}.fechaEmision`, 'must be a valid ISO 8601 date-time');
     if (nota && r.codigo === undefined) add(`${p}.codigo`, `is required for ${REFERENCIA_OBLIGATORIA[kind!]} (Nota 9, e.g. "01" anula)`);
     if (r.codigo !== undefined && !CODIGOS_REFERENCIA[r.codigo]) add(`${p}.codigo`, 'is not a known código de referencia (Nota 9)');
-    else if (r.codigo !== undefined && CODIGOS_REFERENCIA_SOLO_REP.has(r.codigo) && kind !== 'REP')
+    else if (kind && r.codigo !== undefined && CODIGOS_REFERENCIA_SOLO_REP.has(r.codigo) && kind !== 'REP')
       add(`${p}.codigo`, `"${r.codigo}" (${CODIGOS_REFERENCIA[r.codigo]}) is only for a recibo electrónico de pago`);
     if (r.codigo === '99' && !r.codigoReferenciaOtro) add(`${p}.codigoReferenciaOtro`, 'is required when codigo is "99"');
     if (nota && !r.razon) add(`${p}.razon`, `is required for ${REFERENCIA_OBLIGATORIA[kind!]}`);
