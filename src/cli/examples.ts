@@ -22,6 +22,12 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr validate factura.json --strict', 'warnings fail too (exit 1): for a CI gate'],
     ['fecr validate factura.json --issuer issuer.json', "also the checks that need the issuer's record"],
     ['fecr validate - --json < factura.json', 'the body from stdin, the findings as JSON'],
+    ['fecr validate factura.json --no-complete', 'every figure must be in the body, as the client API takes it'],
+  ],
+  complete: [
+    ['fecr complete factura.json', 'the body with every figure it leaves out computed (subTotal, montoTotal, impuestos, the resumen)'],
+    ['fecr complete factura.json > factura-completa.json', 'written out, e.g. for the client API'],
+    ['fecr complete - --encoding windows-1252 < factura.json', 'from stdin, a file Excel on Windows wrote'],
   ],
   xml: [
     ['fecr xml factura.json --issuer issuer.json --out factura.xml', 'build and sign the XML without sending it'],

@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import type { ServiceContext } from '../service/context.js';
 import { ServiceThreads, type HeavyWork } from '../service/heavy-work.js';
 import { submitDocument } from '../service/documents.js';
+import { completedInput } from '../core/input/complete.js';
 import { getFile } from '../service/files.js';
 import { getIssuerPublic, registerIssuer, updateIssuer } from '../service/issuers.js';
 import { lookupExoneracion, lookupTaxpayer, searchCabys } from '../service/lookups.js';
@@ -110,7 +111,10 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
 
   // --- Endpoints ------------------------------------------------------------------------------------
   app.post('/api/enviar/items', async (req) => {
-    const r = await run(() => submitDocument(ctx, account(req), req.body));
+    // fecr extension: `?completar=1` computes the figures the body leaves out (core/input/complete.ts), as the CLI
+    // does; without it the spec's required figures stay required (a 400 names the missing ones).
+    const body = asksCompletion(req.query) ? completedInput(req.body) : req.body;
+    const r = await run(() => submitDocument(ctx, account(req), body));
     return { status: 'success', message: API_MESSAGES.submitted, clave: r.clave };
   });
 
@@ -186,3 +190,8 @@ function notFound(message: string): HttpError {
   return new HttpError(404, ERROR_CODES.notFound, message);
 }
 
+/** `?completar=1` (or `true`) on POST /api/enviar/items: the figures the body leaves out are computed (a fecr extension). */
+export function asksCompletion(query: unknown): boolean {
+  const v = (query as Record<string, unknown> | null)?.completar;
+  return typeof v === 'string' && ['1', 'true'].includes(v.trim().toLowerCase());
+}

@@ -45,10 +45,28 @@ interface Endpoint {
   errors: number[];
   /** An endpoint beyond SERVICE-SPEC (src/server/api-extra.ts). */
   extension?: boolean;
+  /** Query parameters (fecr extensions to a SERVICE-SPEC endpoint). */
+  parameters?: JsonSchema[];
 }
 
+/** POST /api/enviar/items?completar=1 (src/server/api-app.ts asksCompletion, src/core/input/complete.ts). */
+const COMPLETAR: JsonSchema = {
+  name: 'completar',
+  in: 'query',
+  required: false,
+  schema: { type: 'string', enum: ['1', 'true'] },
+  description:
+    'fecr extension: compute the figures the body leaves out (each line\'s subTotal, montoTotal, impuesto[].monto, ' +
+    'impuestoNeto, montoTotalLinea; the resumenFactura totals; totalMedioPago of a lone payment method) from what it ' +
+    'decides (cantidad, precioUnitario, descuento, impuesto codigo/codigoTarifa/tarifa, exoneracion, otrosCargos, mediosPago), ' +
+    'with the ANEXOS v4.4 formulas (5 decimals, half-up); also numeroLinea, folioType and an IVA entry\'s tarifa from its ' +
+    'codigoTarifa. A figure that is given is checked as always. Without it, the figures SERVICE-SPEC requires are required ' +
+    '(a 400 names the missing ones).',
+  'x-fecr-extension': true,
+};
+
 const ENDPOINTS: Endpoint[] = [
-  { path: '/api/enviar/items', summary: 'Submit an electronic document', request: 'DocumentBody', response: 'SubmitResponse', errors: [400] },
+  { path: '/api/enviar/items', summary: 'Submit an electronic document', request: 'DocumentBody', response: 'SubmitResponse', errors: [400], parameters: [COMPLETAR] },
   { path: '/api/enviar/emisor', summary: 'Register an issuer', request: 'IssuerRecord', response: 'MessageResponse', errors: [400] },
   { path: '/api/actualizar/emisor', summary: 'Update a registered issuer (creates it when unknown)', request: 'IssuerRecord', response: 'MessageResponse', errors: [400] },
   { path: '/api/consultar/emisor', summary: 'Look up an issuer', request: 'IssuerLookupBody', response: 'IssuerLookupResponse', errors: [400, 404] },
@@ -272,6 +290,7 @@ function build(version: string): JsonSchema {
         ...(e.extension ? { tags: ['fecr extensions'], 'x-fecr-extension': true } : { tags: ['SERVICE-SPEC'] }),
         operationId: e.path.replace(/^\/api\//, '').replace(/\/(\w)/g, (_, c: string) => c.toUpperCase()),
         security: [{ bearerAuth: [] }],
+        ...(e.parameters ? { parameters: e.parameters } : {}),
         requestBody: { required: true, content: { 'application/json': { schema: ref(e.request) } } },
         responses,
       },

@@ -156,7 +156,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       callbacks = registerHaciendaCallback(api, ctx, { wake: () => worker?.wake(), ...(opts.callbackLimits ? { limits: opts.callbackLimits } : {}) });
       api.addHook('onResponse', async (req) => {
         // A submission; or an issuer update, which releases the documents held for its refused Hacienda credentials.
-        if (req.url === '/api/enviar/items' || req.url === '/api/actualizar/emisor') worker?.wake();
+        const route = req.url.split('?')[0];
+        if (route === '/api/enviar/items' || route === '/api/actualizar/emisor') worker?.wake();
       });
       await api.listen({ host, port: opts.apiPort ?? 0 });
     }

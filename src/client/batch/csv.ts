@@ -1,17 +1,18 @@
 /**
  * The batch CSV layout (docs/batch-csv.md): one row per line item; the document columns repeat on every row and
- * consecutive rows with the same emisor + tipoDoc + numeroReferencia form one document. The line figures the body
- * needs (subTotal, montoTotal, impuesto monto, impuestoNeto, montoTotalLinea) and the summary totals are computed
- * here with the core's formulas (`computeTotals`, decimal.js), so a CSV never carries them. Every kind has its rows:
+ * consecutive rows with the same emisor + tipoDoc + numeroReferencia form one document. The rows give what a person
+ * decides; the line figures (subTotal, montoTotal, impuesto monto, impuestoNeto, montoTotalLinea) and the summary
+ * totals are computed by the core's one completion (core/input/complete.ts, the ANEXOS formulas in decimal.js), as
+ * for a JSON body that leaves them out, so a CSV never carries them. Every kind has its rows:
  * a recibo de pago's (tipoDoc 10) are payments (montoPagado, baseImponible) instead of goods and services.
  */
 import { TARIFAS_IVA } from '../../core/codes.js';
 import { echo } from '../../core/echo.js';
 import { TIPO_DOC_RULE } from '../../core/input/kind-rules.js';
 import { KIND_OF_TIPO_DOC } from '../../core/lifecycle.js';
-import type { Finding, Linea } from '../../core/model.js';
+import { completedInput } from '../../core/input/complete.js';
+import type { Finding } from '../../core/model.js';
 import { dec, isDecimalString, money, plain, ZERO } from '../../core/money.js';
-import { computeTotals } from '../../core/totals.js';
 import type { CsvRowMap } from './csv-findings.js';
 import { PROVEEDOR_COLUMNS, proveedorOfRow, RECEPTOR_COLUMNS, receptorOfRow, REFERENCE_COLUMNS, referencesOfRows } from './csv-parties.js';
 import { cell as get, collector, type CsvRow } from './csv-row.js';
@@ -106,9 +107,8 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
     }
   }
 
-  const lineas: Linea[] = [];
-  /** The tarifa of each row as written: the body carries it, and the core says when it does not fit codigoTarifa. */
-  const tarifas: string[] = [];
+  /** The lines as a person decides them; the core completes their figures (completeBody). */
+  const detalleServicio: Record<string, unknown>[] = [];
   rows.forEach((row, i) => {
     const before = errors.length;
     const amount = (col: string, opts: { optional?: boolean; positive?: boolean }): string | undefined => {
@@ -152,80 +152,37 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
       else at(row, 'codigoTarifa', `"${echo(codigoTarifa)}" is not a código de tarifa del IVA (Nota 8.1)`);
     } else if (!isDecimalString(tarifa) || tarifa.startsWith('-')) at(row, 'tarifa', `must be a percentage, e.g. "13" (got "${echo(tarifa)}")`);
     if (errors.length > before || (rep ? pagado === undefined : cantidad === undefined || precio === undefined)) return;
-    // The figures are computed with the rate of codigoTarifa (IVA 01), the one the core's finding on a tarifa that
-    // does not fit it calls right: that finding alone then says what to fix in the row.
-    const rate = impuestoCodigo === '01' ? (TARIFAS_IVA[codigoTarifa]?.rate ?? tarifa) : tarifa;
-    tarifas.push(tarifa);
-    const impuestos = [{ codigo: impuestoCodigo, codigoTarifaIVA: codigoTarifa, tarifa: dec(rate) }];
+    // The tarifa as written: the core says when it does not fit codigoTarifa (and computes with the rate of codigoTarifa).
+    const impuesto = [{ codigo: impuestoCodigo, codigoTarifa, tarifa: plain(dec(tarifa), 2) }];
     if (rep) {
-      // As the core reads a payment line (repLineOf): MontoTotal = 1 × the amount paid, SubTotal = the IVA base.
-      lineas.push({ numeroLinea: i + 1, codigoCABYS: '', codigoComercial: [], cantidad: dec(1), unidadMedida: 'Unid', detalle: get(row, 'detalle'), precioUnitario: dec(pagado!), descuentos: [], impuestos, montoPago: dec(base ?? pagado!) });
+      // A payment line: subTotal the amount paid (the XML's MontoTotal), montoTotal the IVA base (its SubTotal).
+      detalleServicio.push({ numeroLinea: i + 1, detalle: get(row, 'detalle'), subTotal: money(dec(pagado!)), montoTotal: money(dec(base ?? pagado!)), impuesto });
       return;
     }
     const desc = descuento === undefined ? ZERO : dec(descuento);
-    lineas.push({
+    const line: Record<string, unknown> = {
       numeroLinea: i + 1,
-      codigoCABYS: get(row, 'codigo'),
-      codigoComercial: [],
-      cantidad: dec(cantidad!),
-      unidadMedida: get(row, 'unidadMedida'),
+      codigo: get(row, 'codigo'),
       detalle: get(row, 'detalle'),
-      precioUnitario: dec(precio!),
-      descuentos: desc.gt(0) ? [{ montoDescuento: desc, codigoDescuento: get(row, 'codigoDescuento').padStart(2, '0') || '07' }] : [],
-      impuestos,
-    });
+      cantidad: plain(dec(cantidad!), 3),
+      unidadMedida: get(row, 'unidadMedida'),
+      precioUnitario: money(dec(precio!)),
+      descuento: money(desc),
+      impuesto,
+    };
+    if (get(row, 'codigoDescuento') !== '' && desc.gt(0)) line.codigoDescuento = get(row, 'codigoDescuento');
+    if (get(row, 'partidaArancelaria') !== '') line.partidaArancelaria = get(row, 'partidaArancelaria');
+    detalleServicio.push(line);
   });
   const proveedor = proveedorOfRow(first, at);
   const { refs, refLines } = referencesOfRows(rows, at);
   if (errors.length) return { errors };
 
   const medio = get(first, 'medioPago');
-  let totals;
-  try {
-    totals = computeTotals({ kind, lineas, otrosCargos: [], mediosPago: medio ? [{ tipoMedioPago: medio.padStart(2, '0') }] : [] });
-  } catch (e) {
-    return { errors: [{ path: `row ${first.line}`, message: `cannot compute the totals: ${echo((e as Error).message, 200)}` }] };
-  }
-
-  const detalleServicio = lineas.map((l, i) => {
-    const t = totals.lineas[i]!;
-    const row = rows[i]!;
-    const impuesto = l.impuestos.map((imp, j) => ({
-      codigo: imp.codigo,
-      codigoTarifa: imp.codigoTarifaIVA,
-      tarifa: plain(dec(tarifas[i]!), 2),
-      monto: money(t.impuestos[j]!.monto),
-    }));
-    const figures = { impuestoNeto: money(t.impuestoNeto), montoTotalLinea: money(t.montoTotalLinea) };
-    if (rep) return { numeroLinea: l.numeroLinea, detalle: l.detalle, subTotal: money(t.montoTotal), montoTotal: money(t.subTotal), impuesto, ...figures };
-    const line: Record<string, unknown> = {
-      numeroLinea: l.numeroLinea,
-      codigo: l.codigoCABYS,
-      detalle: l.detalle,
-      cantidad: plain(l.cantidad, 3),
-      unidadMedida: l.unidadMedida,
-      precioUnitario: money(l.precioUnitario),
-      subTotal: money(t.montoTotal),
-      descuento: money(t.totalDescuentos),
-      montoTotal: money(t.subTotal),
-      ...figures,
-      impuesto,
-    };
-    if (get(row, 'codigoDescuento') !== '' && t.totalDescuentos.gt(0)) line.codigoDescuento = get(row, 'codigoDescuento');
-    if (get(row, 'partidaArancelaria') !== '') line.partidaArancelaria = get(row, 'partidaArancelaria');
-    return line;
-  });
-
   const resumenFactura: Record<string, unknown> = {
     codigoTipoMoneda: { codigoMoneda: get(first, 'moneda') || 'CRC', ...(get(first, 'tipoCambio') ? { tipoCambio: get(first, 'tipoCambio') } : {}) },
   };
   if (medio) resumenFactura.mediosPago = [{ tipoMedioPago: medio }];
-  const r = totals.resumen;
-  for (const [k, v] of Object.entries(r)) {
-    if (k === 'totalDesgloseImpuesto' || k === 'totalIVADevuelto' || k === 'totalImpAsumEmisorFabrica') continue;
-    const d = v as ReturnType<typeof dec>;
-    if (d.gt(0) || k === 'totalComprobante' || k === 'totalVenta' || k === 'totalVentaNeta' || k === 'totalImpuesto') resumenFactura[k] = money(d);
-  }
 
   const numero = get(first, 'numeroReferencia');
   const body: Record<string, unknown> = {
@@ -245,5 +202,6 @@ export function documentFromRows(rows: CsvRow[]): { body: Record<string, unknown
   }
   if (proveedor) body.proveedor = proveedor;
   if (refs.length) body.informacionReferencia = refs;
-  return { body, rows: { lines: rows.map((x) => x.line), refs: refLines, ...(rep ? { rep } : {}) } };
+  // Every figure (the lines', the resumen's) by the core's formulas: a CSV never carries one.
+  return { body: completedInput(body) as Record<string, unknown>, rows: { lines: rows.map((x) => x.line), refs: refLines, ...(rep ? { rep } : {}) } };
 }

@@ -4,11 +4,13 @@
  * Every unit becomes an item: a body to submit, or the findings of a malformed line/element/row, never a throw
  * (a file that cannot be read at all, a byte that is not in the file's encoding, a CSV header that is not the layout
  * or amounts in a dialect not declared, is a ReaderError: `scanBatch` finds these in a first pass, before anything is
- * sent or written). The text is decoded by the client's one text reader (../text-input.ts).
+ * sent or written). The text is decoded by the client's one text reader (../text-input.ts). A JSON body's figures it
+ * leaves out are computed (core/input/complete.ts); a CSV gives none.
  */
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { echo } from '../../core/echo.js';
+import { completedInput } from '../../core/input/complete.js';
 import type { Finding } from '../../core/model.js';
 import { decodeChunks, TextEncodingError, type TextEncoding } from '../text-input.js';
 import type { CsvDelimiter } from './csv-dialect.js';
@@ -116,6 +118,8 @@ function itemOfJson(row: number, text: string, where: string): BatchItem {
     return { row, errors: [{ path: where, message: 'must be a JSON object (one document body)' }] };
   }
   const n = numeroOf(body);
+  // What the body leaves out of its figures is computed, as for `fecr send` (core/input/complete.ts).
+  body = completedInput(body);
   return n === undefined ? { row, body } : { row, body, numeroReferencia: n };
 }
 

@@ -1,4 +1,4 @@
-/** Offline document commands: validate, xml, verify. */
+/** Offline document commands: validate, complete, xml, verify. */
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
 import { ENCODING_HELP } from '../../cli/io.js';
@@ -13,9 +13,16 @@ export function defineDocumentCommands(program: Command, ctx: Ctx): void {
     .option('--no-xsd', 'skip the XSD check of the generated XML')
     .option('--strict', 'fail on warnings too (what Hacienda accepts with a warning, and fecr\'s notes such as an old activity code)')
     .option('--encoding <name>', ENCODING_HELP)
-    .action(async (body: string, opts: { issuer?: string; json?: boolean; xsd: boolean; strict?: boolean; encoding?: string }) =>
+    .option('--no-complete', 'judge the body as the client API takes it: every figure given (without it, the figures it leaves out are computed)')
+    .action(async (body: string, opts: { issuer?: string; json?: boolean; xsd: boolean; strict?: boolean; encoding?: string; complete: boolean }) =>
       (await import('./validate.js')).run(ctx, body, opts),
     );
+  program
+    .command('complete')
+    .description('print a document body with every figure it leaves out computed (subTotal, montoTotal, impuesto monto, impuestoNeto, montoTotalLinea, the resumen totals), as validate, send and batch compute them')
+    .argument('<body>', 'document body JSON file, or - for stdin')
+    .option('--encoding <name>', ENCODING_HELP)
+    .action(async (body: string, opts: { encoding?: string }) => (await import('./complete.js')).run(ctx, body, opts));
   program
     .command('xml')
     .description('build and sign the v4.4 XML of a document body; the clave goes to stderr')

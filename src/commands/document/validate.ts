@@ -14,6 +14,8 @@ export interface ValidateOptions {
   xsd: boolean;
   strict?: boolean;
   encoding?: string;
+  /** false (--no-complete): every figure must be in the body, as the client API wants it without ?completar=1. */
+  complete?: boolean;
 }
 
 /** What a validation found, body or XML, as `report` prints it. */
@@ -30,9 +32,11 @@ export interface Verdict {
 export async function run(ctx: Ctx, file: string, opts: ValidateOptions): Promise<void> {
   // A v4.4 document in XML (a .xml file): its XSD and Hacienda's catalogue and date checks (validate-xml.ts).
   if (/\.xml$/i.test(file)) return report(ctx, opts, await (await import('./validate-xml.js')).validateXml(ctx, file, opts));
-  const body = await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true });
-  const issuer = opts.issuer ? await readIssuer(ctx, opts.issuer) : placeholderIssuer(body);
-  const { parseDocument } = await import('../../core/document.js');
+  const read = await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true });
+  const issuer = opts.issuer ? await readIssuer(ctx, opts.issuer) : placeholderIssuer(read);
+  const [{ parseDocument }, { completedInput }] = await Promise.all([import('../../core/document.js'), import('../../core/input/complete.js')]);
+  // The figures the body leaves out are computed (as fecr send does); with --no-complete it is judged as the API takes it.
+  const body = opts.complete === false ? read : completedInput(read);
   const parsed = parseDocument(body, issuer);
   const findings: Finding[] = [...parsed.findings];
   let warnings: Finding[] = [];

@@ -7,7 +7,8 @@ import { printJson } from '../../cli/output.js';
 import { readIssuer } from './issuer-input.js';
 
 export async function run(ctx: Ctx, file: string, opts: { issuer: string; out?: string; json?: boolean; encoding?: string }): Promise<void> {
-  const body = await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true });
+  const { completedInput } = await import('../../core/input/complete.js');
+  const body = completedInput(await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true }));
   const issuer = await readIssuer(ctx, opts.issuer);
   const { loadP12, SigningError } = await import('../../core/sign/p12.js');
   const now = ctx.now();

@@ -1,4 +1,5 @@
 import type { Ctx } from '../../cli/context.js';
+import { completedInput } from '../../core/input/complete.js';
 import { EXIT, SilentExit, UsageError } from '../../cli/errors.js';
 import { encodingFlag, readJson, writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
@@ -24,7 +25,8 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
   if (!opts.wait && (opts.timeout !== undefined || opts.strict)) throw new UsageError(`${opts.strict ? '--strict' : '--timeout'} needs --wait`);
   if (opts.quiet && opts.json) throw new UsageError('--quiet prints the clave alone: it cannot be combined with --json');
   const timeout = timeoutMs(opts.timeout);
-  const body = withCc(await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true }), opts.cc);
+  // The figures the body leaves out are computed here, for either backend (core/input/complete.ts).
+  const body = completedInput(withCc(await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true }), opts.cc));
   let mode: 'local' | 'remote' = 'local';
   const final = await withBackend(ctx, async (b) => {
     mode = b.mode;
