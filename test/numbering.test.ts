@@ -3,7 +3,7 @@
 // data dir (SQLite), the embedded emulator, and for the concurrent pair two real `fecr send` processes started
 // together on that one data dir. The hosted API keeps the spec's 400 for a body without numeroReferencia.
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import Database from 'better-sqlite3';
@@ -217,5 +217,62 @@ describe('fecr emisor numbers --set (an issuer coming from another system)', () 
     const r = await p.fecr(['emisor', 'numbers', '3101999999']);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe('error: issuer 3101999999 is not registered (fecr emisor register)\n');
+  }, 60_000);
+});
+
+describe('fecr batch: JSONL rows without numeroReferencia', () => {
+  let p: Awaited<ReturnType<typeof profile>>;
+  const results = (file: string) =>
+    readFileSync(join(p.work, file), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { row: number; numeroReferencia?: number; clave?: string; state: string });
+  beforeAll(async () => {
+    p = await profile('batch');
+  }, 60_000);
+
+  it('get the next free numbers; a run cut between a submission and its journal record resumes without taking new numbers', async () => {
+    const rows = Array.from({ length: 6 }, (_, i) => JSON.stringify(unnumbered(`Fila ${i + 1}`)));
+    writeFileSync(join(p.work, 'docs.jsonl'), rows.join('\n') + '\n');
+    const r = await p.fecr(['batch', 'docs.jsonl', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const first = results('docs.jsonl.results.jsonl');
+    expect(first.map((x) => [x.row, x.numeroReferencia, x.state])).toEqual(Array.from({ length: 6 }, (_, i) => [i + 1, i + 1, 'enviado']));
+    expect(first.every((x) => numberOf(x.clave!) === x.numeroReferencia)).toBe(true);
+
+    // A crash after rows 5 and 6 were stored but before their "done" records: only their "start" records remain.
+    const journal = join(p.work, 'docs.jsonl.journal');
+    const kept = readFileSync(journal, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '' && !(/"state"/.test(l) && /"row":[56],/.test(l)));
+    writeFileSync(journal, kept.join('\n') + '\n');
+    // Two more rows were added to the file meanwhile.
+    appendFileSync(join(p.work, 'docs.jsonl'), [JSON.stringify(unnumbered('Fila 7')), JSON.stringify(unnumbered('Fila 8'))].join('\n') + '\n');
+
+    const again = await p.fecr(['batch', 'docs.jsonl', '--resume', '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ total: 8, sent: 8, skipped: 4, invalid: 0, errors: 0 });
+    const second = results('docs.jsonl.results.jsonl').filter((x) => x.row >= 5);
+    // Rows 5 and 6 got their documents back (same claves, same numbers); 7 and 8 the next numbers.
+    expect(second.map((x) => [x.row, x.numeroReferencia])).toEqual([
+      [5, 5],
+      [6, 6],
+      [7, 7],
+      [8, 8],
+    ]);
+    expect(second.slice(0, 2).map((x) => x.clave)).toEqual(first.slice(4).map((x) => x.clave));
+    const docs = stored(p.env.FECR_DATA_DIR);
+    expect([...docs.keys()].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const claves of docs.values()) expect(claves).toHaveLength(1);
+    const n = await p.fecr(['emisor', 'numbers', ISSUER_ID, '--json']);
+    expect(JSON.parse(n.stdout).series[0]).toMatchObject({ kind: 'FE', last: 8, next: 9 });
+  }, 120_000);
+
+  it('--dry-run judges such rows as the service does (valid), taking no number', async () => {
+    writeFileSync(join(p.work, 'dry.jsonl'), JSON.stringify(unnumbered('En seco')) + '\n');
+    const r = await p.fecr(['batch', 'dry.jsonl', '--dry-run', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ total: 1, sent: 1, invalid: 0 });
+    expect(Math.max(...stored(p.env.FECR_DATA_DIR).keys())).toBe(8);
   }, 60_000);
 });

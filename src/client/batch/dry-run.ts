@@ -5,6 +5,7 @@
  * branch) are not made; Hacienda's catalogue and date checks are (core/rules/document-checks.ts). XSD runs batched: up to `chunk` documents per xmllint run.
  */
 import { echoQuoted } from '../../core/echo.js';
+import { isUnnumbered } from './journal.js';
 import type { BatchItem } from './reader.js';
 import type { BatchResult, BatchSummary } from './runner.js';
 
@@ -74,7 +75,9 @@ export async function validateBatch(
       continue;
     }
     try {
-      const parsed = parseDocument(item.body, placeholderIssuer(item.body));
+      // A body without numeroReferencia is judged as the local service judges it: numbered (its number is taken when sent).
+      const body = isUnnumbered(item.body) ? { ...(item.body as Record<string, unknown>), numeroReferencia: 1 } : item.body;
+      const parsed = parseDocument(body, placeholderIssuer(body));
       // What Hacienda rejects by its catalogues and clock (-408, -400, -53), as `fecr validate` reports it: with the
       // body's other findings, at the paths that parsed (every finding in one run).
       const codes = (cabys ??= readCabysCodes());

@@ -3,11 +3,14 @@
  * submitted (`{row, key, bodyHash}`) and one after (`{row, key, clave, state}`), written and fsync'd in small groups
  * (every record waiting when a write starts goes in that write). `--resume` reads it and skips the documents whose
  * last record says "enviado" for the same key and body; everything else is submitted again, which the service
- * makes harmless (same issuer + kind + numbering + body → the same clave, nothing new stored).
+ * makes harmless (same issuer + kind + numbering + body → the same clave, nothing new stored). A row without
+ * numeroReferencia (local mode numbers it) goes with a submission key made of the input, the row and the body
+ * (submissionKeyOf): submitted again, it gets the document and number it already has, not a new number.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Finding } from '../../core/model.js';
 import { KIND_OF_TIPO_DOC } from '../../core/lifecycle.js';
@@ -39,12 +42,31 @@ export interface Finished {
 
 const TIPO: Readonly<Record<string, string>> = KIND_OF_TIPO_DOC;
 
-/** The numbering key of a body: emisor|tipoDoc|sucursal|terminal|numeroReferencia (what the service keys idempotency on). */
-export function documentKey(body: unknown): string {
+/**
+ * The numbering key of a body: emisor|tipoDoc|sucursal|terminal|numeroReferencia (what the service keys idempotency on).
+ * A body without numeroReferencia (local mode numbers it) is keyed by its row instead: `…||row N`.
+ */
+export function documentKey(body: unknown, row?: number): string {
   const b = (body ?? {}) as Record<string, unknown>;
   const s = (v: unknown) => (v === undefined || v === null ? '' : String(v).trim());
   const tipo = s(b.tipoDoc);
-  return [s(b.emisor), TIPO[tipo] ?? tipo, s(b.sucursal), s(b.terminal), s(b.numeroReferencia).replace(/^0+(?=\d)/, '')].join('|');
+  const key = [s(b.emisor), TIPO[tipo] ?? tipo, s(b.sucursal), s(b.terminal), s(b.numeroReferencia).replace(/^0+(?=\d)/, '')].join('|');
+  return isUnnumbered(body) && row !== undefined ? `${key}|row ${row}` : key;
+}
+
+/** A body that leaves numeroReferencia out (local mode: the service takes the next free number for it). */
+export function isUnnumbered(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { numeroReferencia?: unknown }).numeroReferencia === undefined;
+}
+
+/**
+ * The submission key of a row without numeroReferencia: sha256 of the batch's input (the journal's absolute path), the
+ * row and the body's hash. The same row of the same file with the same body always has the same key, so a resumed
+ * (or restarted) batch gets the document that row already made, under its number, instead of a new number; a row
+ * edited since is a new document.
+ */
+export function submissionKeyOf(journalFile: string, row: number, bodyHash: string): string {
+  return `batch:${createHash('sha256').update(`${path.resolve(journalFile)}\n${row}\n${bodyHash}`).digest('hex')}`;
 }
 
 /** sha256 of the canonical JSON of a body (keys sorted at every level), as the service hashes it. */
@@ -109,10 +131,14 @@ export class JournalWriter {
   private writing: Promise<void> | undefined;
   private failed: Error | undefined;
 
-  private constructor(private readonly fh: FileHandle) {}
+  private constructor(
+    private readonly fh: FileHandle,
+    /** The journal's path (rows without numeroReferencia are keyed by it: submissionKeyOf). */
+    readonly file: string,
+  ) {}
 
   static async open(file: string): Promise<JournalWriter> {
-    return new JournalWriter(await open(file, 'a'));
+    return new JournalWriter(await open(file, 'a'), file);
   }
 
   append(rec: StartRecord | DoneRecord): Promise<void> {

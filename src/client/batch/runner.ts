@@ -9,7 +9,7 @@ import type { Backend, DocumentEstado } from '../backend.js';
 import type { ErrorHacienda } from '../../core/xml/detalle-mensaje.js';
 import type { Finding } from '../../core/model.js';
 import type { BatchItem } from './reader.js';
-import { bodyHash, documentKey, type Finished, type JournalWriter, type ResultState } from './journal.js';
+import { bodyHash, documentKey, isUnnumbered, submissionKeyOf, type Finished, type JournalWriter, type ResultState } from './journal.js';
 
 export interface BatchResult {
   row: number;
@@ -109,20 +109,47 @@ export class BatchRunner {
     return this.summary;
   }
 
+  /** The rows without numeroReferencia are submitted one after the other, in row order: their numbers follow the rows. */
+  private turn: Promise<void> = Promise.resolve();
+
+  private takeTurn(): { wait: Promise<void>; done: () => void } {
+    const wait = this.turn;
+    let done!: () => void;
+    this.turn = new Promise<void>((r) => (done = r));
+    return { wait, done };
+  }
+
   private async one(item: BatchItem, waiting: Set<Promise<void>>): Promise<void> {
-    const key = documentKey(item.body);
+    // Taken before anything is awaited: the rows reach here in order.
+    const turn = isUnnumbered(item.body) ? this.takeTurn() : undefined;
+    try {
+      await this.submitOne(item, waiting, turn);
+    } finally {
+      turn?.done();
+    }
+  }
+
+  private async submitOne(item: BatchItem, waiting: Set<Promise<void>>, turn: { wait: Promise<void>; done: () => void } | undefined): Promise<void> {
+    // A row without numeroReferencia (local mode numbers it) is journaled by its row, and submitted with a key of
+    // its own (journal.ts submissionKeyOf): a resumed batch gets its document back instead of a new number.
+    const unnumbered = isUnnumbered(item.body);
+    const key = documentKey(item.body, item.row);
     const hash = bodyHash(item.body);
-    const base = { row: item.row, ...num(item) };
+    let base: Omit<BatchResult, 'state'> = { row: item.row, ...num(item) };
     const earlier = this.o.finished?.get(key);
     if (earlier && earlier.bodyHash === hash) {
       this.summary.skipped++;
-      await this.sent({ ...base, clave: earlier.clave, state: 'enviado' }, waiting);
+      const n = unnumbered && earlier.numeroReferencia !== undefined ? { numeroReferencia: earlier.numeroReferencia } : {};
+      await this.sent({ ...base, ...n, clave: earlier.clave, state: 'enviado' }, waiting);
       return;
     }
     let result: BatchResult;
     try {
       await this.o.journal?.append({ row: item.row, key, bodyHash: hash });
-      const { clave, estado } = await this.first(() => this.o.backend.submit(item.body));
+      const submissionKey = unnumbered && this.o.journal ? submissionKeyOf(this.o.journal.file, item.row, hash) : undefined;
+      await turn?.wait;
+      const { clave, estado, assigned } = await this.first(() => this.o.backend.submit(item.body, submissionKey ? { submissionKey } : {}));
+      if (assigned !== undefined) base = { ...base, numeroReferencia: assigned };
       result = { ...base, clave, state: 'enviado', ...(estado ? { estado } : {}) };
     } catch (e) {
       result = { ...base, ...(await failure(e, item)) };
@@ -131,7 +158,9 @@ export class BatchRunner {
         this.stop();
       }
     }
-    this.o.journal?.append({ row: item.row, key, state: result.state, ...(result.clave ? { clave: result.clave } : {}), ...num(item) }).catch(() => undefined);
+    // The next row without numeroReferencia may go (this one has its number, or none).
+    turn?.done();
+    this.o.journal?.append({ row: item.row, key, state: result.state, ...(result.clave ? { clave: result.clave } : {}), ...(result.numeroReferencia !== undefined ? { numeroReferencia: result.numeroReferencia } : {}) }).catch(() => undefined);
     if (result.state === 'enviado') await this.sent(result, waiting);
     else this.emit(result);
   }
