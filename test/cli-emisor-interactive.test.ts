@@ -82,16 +82,15 @@ describe('fecr emisor register without FILE.json', () => {
     const command = `env ${vars} ${sq(process.execPath)} --import ${sq(TSX)} ${sq(ENTRY)} emisor register --p12 ${sq(p12)}; echo "EXIT=$?"; sleep 600`;
     tmux('new-session', '-d', '-s', SESSION, '-x', '120', '-y', '40', command);
 
-    await waitForScreen('PIN of the certificate', 60_000);
+    // The identificación comes first (issue 27), then the registry lookup (the emulator's taxpayer data).
+    await waitForScreen('Identificación (digits only):', 60_000);
+    answer('3101123456');
+    await waitForScreen("Hacienda's registry: SOFTWARE TICO SOCIEDAD ANONIMA (tipo 02)");
+    await waitForScreen('PIN of the certificate');
     answer('0000');
     await waitForScreen('wrong PIN for this certificate');
     tmux('send-keys', '-t', SESSION, 'C-u');
     answer(PIN);
-    // The identification comes prefilled from the certificate's owner.
-    await waitForScreen(/Identificación \(digits only\): \(3101123456\)/);
-    answer('');
-    // The registry lookup (the emulator's taxpayer data) names the taxpayer and prefills the names.
-    await waitForScreen("Hacienda's registry: SOFTWARE TICO SOCIEDAD ANONIMA (tipo 02)");
     await waitForScreen('Identification type');
     expect(screen()).toMatch(/❯ 02 jurídica/);
     answer('');
@@ -108,12 +107,22 @@ describe('fecr emisor register without FILE.json', () => {
     answer('+506 2222-3333');
     await waitForScreen('E-mail:');
     answer('facturas@softwaretico.cr');
-    await waitForScreen('Province:');
+    // Provincia, cantón and distrito by name from the codification: typing narrows the list (accents ignored).
+    await waitForScreen('Province (provincia):');
+    expect(screen()).toContain('Limón (7)');
+    tmux('send-keys', '-t', SESSION, '-l', 'jose');
+    await waitForScreen(/San José \(1\)/);
     answer('');
-    await waitForScreen('Canton code');
-    answer('01');
-    await waitForScreen('District code');
-    answer('08');
+    await waitForScreen('Canton (cantón):');
+    expect(screen()).toContain('Escazú (02)');
+    tmux('send-keys', '-t', SESSION, '-l', 'san jos');
+    await waitForScreen(/San José \(01\)/);
+    answer('');
+    await waitForScreen('District (distrito):');
+    expect(screen()).toContain('Carmen (01)');
+    tmux('send-keys', '-t', SESSION, '-l', 'mata');
+    await waitForScreen(/Mata Redonda \(08\)/);
+    answer('');
     await waitForScreen('Neighbourhood');
     answer('Escalante');
     await waitForScreen('Address (otras señas)');
@@ -129,6 +138,7 @@ describe('fecr emisor register without FILE.json', () => {
     expect(summary).toMatch(/codigoActividad\s+6201\.0$/m);
     expect(summary).toMatch(/pinCertificado\s+\(hidden\)/);
     expect(summary).toMatch(/claveHacienda\s+\(hidden\)/);
+    expect(summary).toMatch(/ubicacion\s+Mata Redonda, San José, San José \(1-01-08\), Escalante, Avenida 7/);
     answer('y');
     const done = await waitForScreen(/EXIT=\d+/, 60_000);
     expect(done).toContain('registered issuer 3101123456');
@@ -143,6 +153,7 @@ describe('fecr emisor register without FILE.json', () => {
 
     const show = await runCli(['emisor', 'show', '3101123456', '--json'], { env, cwd: work });
     expect(show.code, show.stderr).toBe(0);
+    expect(JSON.parse(show.stdout).ubicacion).toMatchObject({ provincia: '1', canton: '01', distrito: '08' });
     expect(JSON.parse(show.stdout)).toMatchObject({
       identificacion: '3101123456',
       tipoIdentificacion: '02',
@@ -154,5 +165,21 @@ describe('fecr emisor register without FILE.json', () => {
     for (const secret of ['pinCertificado', 'claveHacienda', 'certificadoHacienda', 'signingKey', PIN, Buffer.from(HACIENDA_PASSWORD).toString('base64')]) {
       expect(show.stdout).not.toContain(secret);
     }
+  });
+
+  it.skipIf(!hasTmux)('in a terminal: an identificación already registered stops register at once, before the certificate', { timeout: 120_000 }, async () => {
+    const vars = Object.entries(env)
+      .map(([k, v]) => `${k}=${sq(v)}`)
+      .join(' ');
+    const command = `env ${vars} ${sq(process.execPath)} --import ${sq(TSX)} ${sq(ENTRY)} emisor register; echo "EXIT=$?"; sleep 600`;
+    tmux('kill-session', '-t', SESSION);
+    tmux('new-session', '-d', '-s', SESSION, '-x', '120', '-y', '40', command);
+    await waitForScreen('Identificación (digits only):', 60_000);
+    answer('3101123456');
+    const done = await waitForScreen(/EXIT=\d+/, 60_000);
+    expect(done).toContain('issuer 3101123456 is already registered in this profile (fecr emisor update 3101123456 changes it)');
+    expect(done).toContain('EXIT=1');
+    expect(history()).not.toContain('Certificate (.p12');
+    expect(history()).not.toContain('PIN of the certificate');
   });
 });

@@ -65,6 +65,17 @@ export function select<T>(ctx: Ctx, q: SelectQuestion<T>): Promise<T> {
   return ask(ctx, q.message, (p, streams) => p.select<T>(q, streams));
 }
 
+/**
+ * One of many choices, found by typing part of its name (case and accents ignored: `limon` finds `Limón`); Enter on
+ * an empty search takes the highlighted one.
+ */
+export function searchSelect<T>(ctx: Ctx, q: SelectQuestion<T>): Promise<T> {
+  const fold = (s: string) => s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+  return ask(ctx, q.message, (p, streams) =>
+    p.search<T>({ message: q.message, pageSize: 10, source: (term) => q.choices.filter((c) => !term || fold(c.name).includes(fold(term.trim()))) }, streams),
+  );
+}
+
 type Inquirer = typeof import('@inquirer/prompts');
 type Streams = { input: Ctx['io']['stdin']; output: Ctx['io']['stderr'] };
 

@@ -2,10 +2,13 @@
  * `fecr emisor register|update` without FILE.json, in a terminal: asks for the issuer record through the CLI's
  * prompts (src/cli/prompt.ts: on stderr, so stdout stays for --json), prefilled from what is known:
  *
- *  - the certificate (--p12 or asked), opened with its PIN (hidden) right away: a wrong PIN is asked again, and
- *    the certificate's owner prefills the identification;
- *  - Hacienda's taxpayer registry (the backend's contribuyente lookup): legal and trade name, and the active
- *    economic activities to choose codigoActividad from;
+ *  - the identificación first: `register` stops at once when it is already registered in this profile (`update`
+ *    when it is not);
+ *  - Hacienda's taxpayer registry (the backend's contribuyente lookup): legal and trade name, and the taxpayer's own
+ *    active economic activities to choose codigoActividad from;
+ *  - the certificate (--p12 or asked), opened with its PIN (hidden) right away: a wrong PIN is asked again; a
+ *    certificate of another identificación is a warning;
+ *  - provincia, cantón and distrito chosen by name (searchable) from Hacienda's codification;
  *  - for update, the issuer as the service shows it (trade name, e-mail, phone, ambiente).
  *
  * Secrets (PIN, Hacienda password) are typed hidden and never echoed; the summary shown before the confirmation
@@ -19,10 +22,10 @@ import type { Ctx } from '../../cli/context.js';
 import { EXIT, UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
 import { safeText } from '../../cli/safe-text.js';
-import { Cancelled, confirm, input, password, select } from '../../cli/prompt.js';
+import { Cancelled, confirm, input, password, searchSelect, select } from '../../cli/prompt.js';
+import { cantonesOf, distritosOf, provincias, ubicacionNames, type Place } from '../../core/catalog/ubicacion.js';
 import type { Backend, IssuerSummary, TaxpayerSummary } from '../../client/backend.js';
 
-const PROVINCIAS = ['San José', 'Alajuela', 'Cartago', 'Heredia', 'Guanacaste', 'Puntarenas', 'Limón'];
 const TIPOS = [
   { value: '01', name: '01 física (cédula de persona física)' },
   { value: '02', name: '02 jurídica (cédula jurídica)' },
@@ -45,7 +48,29 @@ export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'registe
   try {
     say(verb === 'register' ? 'Register an issuer (emisor). Ctrl-C cancels; nothing is sent before the confirmation.' : 'Update an issuer (emisor). Ctrl-C cancels.');
 
-    // 1. The certificate and its PIN: opened now, so a wrong PIN is asked again instead of failing at the end.
+    // 1. Who, first: an identificación already registered in this profile stops `register` here (and an unknown
+    // one stops `update`), before any other question. Then Hacienda's registry (the backend's contribuyente lookup:
+    // the emulator's registry in local mode, /fe/ae otherwise) prefills the names and offers the activities; a
+    // taxpayer it does not know is said and the fields are asked by hand (the lookup is a help, not the judge).
+    const identificacion = (
+      await input(ctx, {
+        message: 'Identificación (digits only):',
+        validate: (v) => (/^\d{9,12}$/.test(v.trim()) ? true : 'must be 9 to 12 digits'),
+      })
+    ).trim();
+    const current: IssuerSummary | null = await backend.getIssuer(identificacion);
+    if (verb === 'register' && current) throw new UserError(`issuer ${identificacion} is already registered in this profile (fecr emisor update ${identificacion} changes it)`);
+    if (verb === 'update' && !current) throw new UserError(`no issuer ${identificacion} is registered (use fecr emisor register)`);
+    let taxpayer: TaxpayerSummary | null = null;
+    try {
+      taxpayer = await backend.taxpayer(identificacion, { actividades: true });
+    } catch (e) {
+      say(`the taxpayer lookup failed (${(e as Error).message}); fill the fields in by hand`);
+    }
+    if (taxpayer) say(`Hacienda's registry: ${taxpayer.nombre} (tipo ${taxpayer.tipoIdentificacion})`);
+    else say(`${identificacion} is not in Hacienda's registry of taxpayers; fill the fields in by hand`);
+
+    // 2. The certificate and its PIN: opened now, so a wrong PIN is asked again instead of failing at the end.
     let p12File = opts.p12;
     let p12: Buffer | undefined;
     for (;;) {
@@ -76,31 +101,14 @@ export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'registe
     });
     const cert = described!.certificate;
     say(`certificate: ${cert.subject} (valid until ${cert.notAfter.toISOString().slice(0, 10)}${described!.validity === 'valid' ? '' : `, ${described!.validity}`})`);
+    if (cert.identificacion && cert.identificacion !== identificacion) say(`warning: this certificate belongs to ${cert.identificacion}, not to ${identificacion}`);
 
-    // 2. Who: from the certificate, then Hacienda's registry.
-    const identificacion = (
-      await input(ctx, {
-        message: 'Identificación (digits only):',
-        ...(cert.identificacion ? { default: cert.identificacion } : {}),
-        validate: (v) => (/^\d{9,12}$/.test(v.trim()) ? true : 'must be 9 to 12 digits'),
-      })
-    ).trim();
-    const current: IssuerSummary | null = verb === 'update' ? await backend.getIssuer(identificacion) : null;
-    if (verb === 'update' && !current) throw new UserError(`no issuer ${identificacion} is registered (use fecr emisor register)`);
-    let taxpayer: TaxpayerSummary | null = null;
-    try {
-      taxpayer = await backend.taxpayer(identificacion, { actividades: true });
-    } catch (e) {
-      say(`the taxpayer lookup failed (${(e as Error).message}); fill the fields in by hand`);
-    }
-    if (taxpayer) say(`Hacienda's registry: ${taxpayer.nombre} (tipo ${taxpayer.tipoIdentificacion})`);
-    else say(`${identificacion} is not in Hacienda's registry of taxpayers; fill the fields in by hand`);
     const tipoDefault = (current ? String(current.tipoIdentificacion).padStart(2, '0') : undefined) ?? taxpayer?.tipoIdentificacion ?? cert.tipoIdentificacion;
     const tipoIdentificacion = await select(ctx, { message: 'Identification type:', choices: TIPOS, ...(tipoDefault ? { default: tipoDefault } : {}) });
     const nombre = await input(ctx, { message: 'Legal name (razón social):', ...(taxpayer ? { default: taxpayer.nombre } : {}), validate: required('the name') });
     const nombreComercial = await input(ctx, { message: 'Trade name (nombre comercial):', default: current?.nombreComercial ?? taxpayer?.nombre ?? nombre, validate: required('the trade name') });
 
-    // 3. Activity: one of the taxpayer's active ones, or typed.
+    // 3. Activity: one of the taxpayer's own active ones (its list in the registry), or typed.
     const actividades = taxpayer?.actividades ?? [];
     let codigoActividad: string = OTHER;
     if (actividades.length > 0) {
@@ -133,10 +141,11 @@ export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'registe
     // 4. Contact and location.
     const telefono = await input(ctx, { message: 'Phone:', ...(current ? { default: current.telefono } : {}), validate: (v) => (v.trim().length >= 8 ? true : 'must be a phone number') });
     const correoElectronico = await input(ctx, { message: 'E-mail:', ...(current ? { default: current.correoElectronico } : {}), validate: (v) => (/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim()) ? true : 'must be an e-mail address') });
-    const provincia = await select(ctx, { message: 'Province:', choices: PROVINCIAS.map((name, i) => ({ value: String(i + 1), name: `${i + 1} ${name}` })) });
-    const twoDigits = (v: string) => (/^\d{1,2}$/.test(v.trim()) ? true : 'must be a code of 1 or 2 digits');
-    const canton = (await input(ctx, { message: 'Canton code (2 digits):', validate: twoDigits })).trim().padStart(2, '0');
-    const distrito = (await input(ctx, { message: 'District code (2 digits):', validate: twoDigits })).trim().padStart(2, '0');
+    // Provincia, cantón and distrito by name, from Hacienda's codification (type part of a name to narrow the list).
+    const place = (p: Place) => ({ value: p.code, name: `${p.name} (${p.code})` });
+    const provincia = await searchSelect(ctx, { message: 'Province (provincia):', choices: provincias().map(place) });
+    const canton = await searchSelect(ctx, { message: 'Canton (cantón):', choices: cantonesOf(provincia).map(place) });
+    const distrito = await searchSelect(ctx, { message: 'District (distrito):', choices: distritosOf(provincia, canton).map(place) });
     const barrio = (await input(ctx, { message: 'Neighbourhood (barrio, optional):' })).trim();
     const direccion = await input(ctx, { message: 'Address (otras señas):', validate: (v) => (v.trim().length >= 5 ? true : 'at least 5 characters') });
 
@@ -182,6 +191,12 @@ export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'registe
   }
 }
 
+/** `Mata Redonda, San José, San José (1-01-08)`: the names of the codification, then the codes. */
+function ubicacionLabel(u: Record<string, string>): string {
+  const n = ubicacionNames(u.provincia!, u.canton!, u.distrito!);
+  return `${[n.distrito ?? u.distrito, n.canton ?? u.canton, n.provincia ?? u.provincia].join(', ')} (${u.provincia}-${u.canton}-${u.distrito})`;
+}
+
 /** The record for people: secrets as "(hidden)", the certificate by its file. */
 function summary(r: Record<string, unknown>, p12File: string): [string, string][] {
   const u = r.ubicacion as Record<string, string>;
@@ -193,7 +208,7 @@ function summary(r: Record<string, unknown>, p12File: string): [string, string][
     ['sucursal', String(r.sucursal)],
     ['telefono', String(r.telefono)],
     ['correoElectronico', String(r.correoElectronico)],
-    ['ubicacion', `${u.provincia}-${u.canton}-${u.distrito}${u.barrio ? `, ${u.barrio}` : ''}, ${u.direccion}`],
+    ['ubicacion', `${ubicacionLabel(u)}${u.barrio ? `, ${u.barrio}` : ''}, ${u.direccion}`],
     ['ambiente', r.ambiente === 1 ? '1 production' : '2 testing (sandbox)'],
     ['usuarioHacienda', String(r.usuarioHacienda)],
     ['claveHacienda', '(hidden)'],
