@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { decodeText, TEXT_ENCODINGS, textEncodingOf, TextEncodingError, type TextEncoding } from '../client/text-input.js';
+import { TEXT_ENCODINGS, textEncodingOf, type TextEncoding } from '../core/text-encoding.js';
 import { UsageError, UserError } from './errors.js';
 
 export interface IO {
@@ -72,6 +72,8 @@ export function encodingFlag(value: string | undefined): TextEncoding | undefine
  */
 export async function readText(io: IO, file: string, opts: { encoding?: TextEncoding | undefined; encodingFlag?: boolean } = {}): Promise<string> {
   const bytes = await readInput(io, file);
+  // The decoders load with the command that reads a file, not with every start (test/build: `fecr --help`).
+  const { decodeText, TextEncodingError } = await import('../client/text-input.js');
   try {
     return decodeText(bytes, file === '-' ? 'stdin' : file, opts);
   } catch (e) {

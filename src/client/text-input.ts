@@ -5,17 +5,9 @@
  * U+FFFD. `windows-1252` and `latin1` are WHATWG's decoder (`latin1` is one of its labels), built into Node's ICU.
  */
 
-export const TEXT_ENCODINGS = ['utf-8', 'windows-1252', 'latin1'] as const;
-export type TextEncoding = (typeof TEXT_ENCODINGS)[number];
+import type { TextEncoding } from '../core/text-encoding.js';
 
-/** The value of `--encoding` (case-insensitive; `utf8` and `cp1252` too), or undefined when it names none. */
-export function textEncodingOf(value: string): TextEncoding | undefined {
-  const v = value.trim().toLowerCase();
-  if (v === 'utf-8' || v === 'utf8') return 'utf-8';
-  if (v === 'windows-1252' || v === 'cp1252') return 'windows-1252';
-  if (v === 'latin1' || v === 'latin-1' || v === 'iso-8859-1') return 'latin1';
-  return undefined;
-}
+export { TEXT_ENCODINGS, textEncodingOf, type TextEncoding } from '../core/text-encoding.js';
 
 export interface DecodeOptions {
   /** Default utf-8. */
