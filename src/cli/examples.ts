@@ -54,6 +54,11 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr init facturas --p12 issuer.p12 --pin-stdin < pin.txt', 'in ./facturas, for the issuer of your .p12'],
     ['fecr init --force', 'write them again over the existing files'],
   ],
+  doctor: [
+    ['fecr doctor', 'the profile in use: config, data dir, certificates (and Hacienda in sandbox/production)'],
+    ['fecr doctor --profile sandbox', "another profile: its credentials at Hacienda's IdP, the reception API, the activity codes"],
+    ['fecr doctor --json', 'every check as data; exit 0 when none fails'],
+  ],
   demo: [
     ['fecr demo', 'profile "demo", files in ./fecr-demo'],
     ['fecr demo --out /tmp/demo --json', 'elsewhere, the results as JSON'],

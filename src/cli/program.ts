@@ -12,6 +12,7 @@ import { defineCertsCommands } from '../commands/certs/index.js';
 import { defineCompletionCommand } from '../commands/completion/index.js';
 import { defineDemoCommand } from '../commands/demo/index.js';
 import { defineDocumentCommands } from '../commands/document/index.js';
+import { defineDoctorCommand } from '../commands/doctor/index.js';
 import { defineHaciendaCommands } from '../commands/hacienda/index.js';
 import { defineInitCommand } from '../commands/init/index.js';
 import { defineServeCommand } from '../commands/serve/index.js';
@@ -105,6 +106,7 @@ export function buildProgram(ctx: Ctx): Command {
   defineDownloadCommand(program, ctx);
   defineDocumentsCommands(program, ctx);
   defineLookupCommands(program, ctx);
+  defineDoctorCommand(program, ctx);
   defineCompletionCommand(program, ctx);
   program.helpCommand(false);
   program

@@ -137,6 +137,8 @@ export interface Backend {
    * starts. A hosted service has none: its bodies carry numeroReferencia.
    */
   numbering?(): NumberingApi;
+  /** Local mode: why a pendiente document has not reached Hacienda yet (its last send attempt's cause, one line), else null. */
+  unsentCause?(clave: string): Promise<string | null>;
   /** The buyer's side (`fecr recibidos`): suppliers' comprobantes imported, checked and answered. */
   recibidos?(): import('./recibidos.js').RecibidosApi;
   close(): Promise<void>;

@@ -215,6 +215,12 @@ class LocalBackend implements Backend {
     return new LocalNumbering(this.svc, () => this.accountId());
   }
 
+  async unsentCause(clave: string): Promise<string | null> {
+    const doc = await this.stateOf(clave);
+    if (!doc || doc.state !== 'pendiente') return null;
+    return (await import('../store/jobs.js')).unsentCauseOf(this.svc.store.db, doc.id);
+  }
+
   async status(clave: string): Promise<DocumentStatus | null> {
     let doc = await this.row(clave);
     if (!doc) return null;

@@ -33,6 +33,8 @@ export interface LocalProfile {
   mailReplyTo?: string;
   /** The CAs a supplier's signing certificate may chain to, beside the shipped ones (FECR_RECIBIDOS_TRUST's form). */
   recibidosTrust?: string;
+  /** Env sandbox|production: Hacienda's IdP, reception and queries at this one URL (a proxy, an emulator) instead of Hacienda's own. */
+  haciendaUrl?: string;
 }
 
 export interface RemoteProfile {
@@ -94,11 +96,13 @@ export const KEY_SCHEMAS = {
   mailReplyTo: z.string().trim().min(3, 'must be an e-mail address'),
   /** Local mode: CA certificates (PEM/DER files or folders, path-delimiter separated) trusted for received comprobantes. */
   recibidosTrust: z.string().trim().min(1, 'must name CA certificate files or folders'),
+  /** Local mode, env sandbox|production: Hacienda's IdP, reception and queries at one base URL instead of Hacienda's. */
+  haciendaUrl: httpUrl,
 } as const;
 export type ProfileKey = keyof typeof KEY_SCHEMAS;
 export const PROFILE_KEYS = Object.keys(KEY_SCHEMAS) as ProfileKey[];
 
-const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account', 'smtpUrl', 'mailFrom', 'mailReplyTo', 'recibidosTrust'];
+const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account', 'smtpUrl', 'mailFrom', 'mailReplyTo', 'recibidosTrust', 'haciendaUrl'];
 const REMOTE_KEYS: ProfileKey[] = ['mode', 'authUrl', 'baseUrl', 'base'];
 
 /** Where the profile in use was named: the flag, the environment, or nowhere (the implicit "default"). */
@@ -206,7 +210,7 @@ export function redactUrlPassword(value: string): string {
 }
 
 /** The keys whose values are URLs, which may carry a password. */
-const URL_KEYS: ReadonlySet<string> = new Set<ProfileKey>(['smtpUrl', 'authUrl', 'baseUrl']);
+const URL_KEYS: ReadonlySet<string> = new Set<ProfileKey>(['smtpUrl', 'authUrl', 'baseUrl', 'haciendaUrl']);
 
 /** A value of a profile key as fecr prints it (config get, list, set): a URL's password masked. */
 export function maskedValue(key: string, value: string): string {
@@ -259,6 +263,7 @@ export function resolveProfile(name: string, stored: StoredProfile = {}): Profil
       ...(values.mailFrom !== undefined ? { mailFrom: values.mailFrom } : {}),
       ...(values.mailReplyTo !== undefined ? { mailReplyTo: values.mailReplyTo } : {}),
       ...(values.recibidosTrust !== undefined ? { recibidosTrust: values.recibidosTrust } : {}),
+      ...(values.haciendaUrl !== undefined ? { haciendaUrl: values.haciendaUrl } : {}),
     };
   }
   for (const key of ['authUrl', 'baseUrl'] as const) {

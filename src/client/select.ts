@@ -12,6 +12,7 @@ import type { Backend } from './backend.js';
 import type { LocalBackendOptions } from './local-backend.js';
 import type { ActiveProfile, LocalProfile, ProfileSource, RemoteProfile } from './profiles.js';
 import type { TokenSource } from './secret-store.js';
+import type { HaciendaEndpoints } from '../hacienda/client/endpoints.js';
 
 export const SESSION_EXPIRED_LINE = 'session expired: run fecr login';
 /** A token the service refuses before its own expiry (logout elsewhere, `fecr tokens revoke`, a disabled account). */
@@ -145,5 +146,12 @@ async function openRemote(ctx: Ctx, active: ActiveProfile & { profile: RemotePro
 
 async function openLocal(ctx: Ctx, profile: LocalProfile, opts: LocalBackendOptions): Promise<Backend> {
   const { openLocalBackend } = await import('./local-backend.js');
-  return openLocalBackend(ctx, profile, opts);
+  const endpoints = await haciendaEndpointsOf(profile);
+  return openLocalBackend(ctx, endpoints ? { ...profile, endpoints } : profile, opts);
+}
+
+/** A local profile's Hacienda URLs when it names its own: env sandbox|production with `haciendaUrl`, all at that URL. */
+export async function haciendaEndpointsOf(profile: LocalProfile): Promise<HaciendaEndpoints | undefined> {
+  if (!profile.haciendaUrl || profile.env === 'local') return undefined;
+  return (await import('../hacienda/client/endpoints.js')).resolveEndpoints(profile.env, { baseUrl: profile.haciendaUrl });
 }

@@ -245,6 +245,12 @@ export function issuerForSigning(ctx: ServiceContext, row: Issuer): IssuerForSig
   return value;
 }
 
+/** The issuer's full record, its secrets opened (`fecr doctor` checks them as Hacienda would); no certificate check. */
+export function openIssuerRecord(ctx: ServiceContext, row: Issuer): IssuerRecord {
+  const { signingKey: _key, ...secrets } = ctx.secrets.openJson<IssuerSecrets>(row.secrets_enc, issuerSecretsContext(row.account_id, row.identificacion));
+  return { ...(JSON.parse(row.record_json) as StoredIssuerRecord), ...secrets };
+}
+
 // --- internals -----------------------------------------------------------------------------------
 
 function validIssuer(body: unknown): IssuerRecord {

@@ -409,6 +409,12 @@ export function sendJobOf(db: Kysely<Database>, documentId: number): Promise<Job
   return db.selectFrom('jobs').select(['attempts', 'lease_owner', 'done_at']).where('document_id', '=', documentId).where('type', '=', 'send').executeTakeFirst();
 }
 
+/** Why the document's send job has not reached Hacienda yet: its last attempt's cause (null: none, or it is done). */
+export async function unsentCauseOf(db: Kysely<Database>, documentId: number): Promise<string | null> {
+  const row = await db.selectFrom('jobs').select(['last_error', 'done_at']).where('document_id', '=', documentId).where('type', '=', 'send').executeTakeFirst();
+  return row && row.done_at === null ? row.last_error : null;
+}
+
 /** The document's `email` jobs that are not done yet (its mails to the receptor being sent or waiting for a retry). */
 export function openMailJobsOf(db: Kysely<Database>, documentId: number): Promise<(JobProgress & { id: number })[]> {
   return db

@@ -87,11 +87,11 @@ export function printDetalle(ctx: Ctx, s: DocumentStatus): void {
   if (d) writeLine(ctx.io.stdout, safeBlock(d));
 }
 
-/** What a still-undecided document is waiting for, as one line. */
-export function pendingLine(s: DocumentStatus, mode: 'local' | 'remote' = 'local'): string {
+/** What a still-undecided document is waiting for, as one line; `cause`: why its last send failed (local mode). */
+export function pendingLine(s: Pick<DocumentStatus, 'clave' | 'estado'>, mode: 'local' | 'remote' = 'local', cause?: string | null): string {
   if (s.estado !== 'pendiente') return `Hacienda has not decided on ${s.clave} yet (${s.estado}); check later with: fecr status ${s.clave}`;
   return mode === 'local'
-    ? `${s.clave} is not sent yet (Hacienda could not be reached); it is sent by the next fecr command that runs the worker`
+    ? `${s.clave} is not sent yet (Hacienda could not be reached${cause ? `: ${cause}` : ''}); it is sent by the next fecr command that runs the worker (fecr doctor checks the profile)`
     : `${s.clave} is queued on the service and not sent to Hacienda yet; check later with: fecr status ${s.clave}`;
 }
 

@@ -28,8 +28,11 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
   // The figures the body leaves out are computed here, for either backend (core/input/complete.ts).
   const body = completedInput(withCc(await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true }), opts.cc));
   let mode: 'local' | 'remote' = 'local';
+  // Local mode: why a document is not sent yet (the cause in words, hacienda/client/describe.ts), without --debug.
+  let cause: string | null = null;
   const final = await withBackend(ctx, async (b) => {
     mode = b.mode;
+    const unsent = async (s: DocumentStatus) => ((cause = s.estado === 'pendiente' ? ((await b.unsentCause?.(s.clave)) ?? null) : null), s);
     const { clave, estado, alreadySent, assigned } = await b.submit(body);
     // The same body sent before (same numeroReferencia, same canonical JSON): its clave, nothing new (exit 0).
     if (alreadySent && !opts.json) info(ctx, `already sent as ${clave}`);
@@ -42,27 +45,29 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
         info(ctx, `error: ${heldLine(issuerOfClave(clave), { clave })}`);
         throw new SilentExit(EXIT.auth);
       }
+      cause = (await b.unsentCause?.(clave)) ?? null;
+      if (cause) info(ctx, `warning: ${safeText(pendingLine({ clave, estado: 'pendiente' }, mode, cause))}`);
       return undefined;
     }
     // The clave first, so it is known even if the wait is interrupted.
     if (!opts.json) writeLine(ctx.io.stdout, clave);
-    if (opts.quiet) return b.waitForVerdict(clave, { timeoutMs: timeout });
+    if (opts.quiet) return unsent(await b.waitForVerdict(clave, { timeoutMs: timeout }));
     const spinner = startSpinner(ctx, `waiting for Hacienda's verdict on ${clave}`);
     try {
-      return await b.waitForVerdict(clave, { timeoutMs: timeout, onProgress: (s) => spinner.text(`waiting for Hacienda's verdict: ${s.estado}`) });
+      return unsent(await b.waitForVerdict(clave, { timeoutMs: timeout, onProgress: (s) => spinner.text(`waiting for Hacienda's verdict: ${s.estado}`) }));
     } finally {
       spinner.stop();
     }
     // With --wait the verdict, and then the receptor's mail, come in this command.
   }, { sending: opts.wait === true });
-  if (final) await report(ctx, final, { json: opts.json, strict: opts.strict, mode, ...(opts.quiet ? { table: () => {} } : {}) });
+  if (final) await report(ctx, final, { json: opts.json, strict: opts.strict, mode, cause, ...(opts.quiet ? { table: () => {} } : {}) });
 }
 
 /** Prints a verdict (or the state reached) and ends with its exit code (--strict: errors under aceptado → 3). */
 export async function report(
   ctx: Ctx,
   s: DocumentStatus,
-  o: { json?: boolean; strict?: boolean; table?: (s: DocumentStatus) => void; mode?: 'local' | 'remote'; listed?: boolean },
+  o: { json?: boolean; strict?: boolean; table?: (s: DocumentStatus) => void; mode?: 'local' | 'remote'; listed?: boolean; cause?: string | null },
 ): Promise<void> {
   const strictErrors = o.strict && s.estado === 'aceptado' ? erroresOf(s).length : 0;
   if (o.json) printJson(ctx, o.strict ? { ...s, strictErrors } : s);
@@ -85,7 +90,7 @@ export async function report(
   }
   // Hacienda's DetalleMensaje (and a remote service's clave and state) through the sanitiser.
   else if (s.estado === 'error') info(ctx, `error: ${safeText(`${s.clave}: ${firstLine(s.detalleMensaje) ?? 'Hacienda answered with an error'}`)}`);
-  else info(ctx, `error: ${safeText(pendingLine(s, o.mode))}`);
+  else info(ctx, `error: ${safeText(pendingLine(s, o.mode, o.cause))}`);
   throw new SilentExit(code);
 }
 

@@ -18,14 +18,16 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
   if (!opts.watch && opts.timeout !== undefined) throw new UsageError('--timeout needs --watch');
   const timeout = timeoutMs(opts.timeout);
   let mode: 'local' | 'remote' = 'local';
+  let cause: string | null = null;
   const s = await withBackend(ctx, async (b) => {
     mode = b.mode;
-    if (!opts.watch) return b.status(clave);
+    const unsent = async (st: Awaited<ReturnType<typeof b.status>>) => ((cause = st?.estado === 'pendiente' ? ((await b.unsentCause?.(clave)) ?? null) : null), st);
+    if (!opts.watch) return unsent(await b.status(clave));
     const first = await b.status(clave);
     if (!first) return null;
     const spinner = startSpinner(ctx, `${clave}: ${first.estado}`);
     try {
-      return await b.waitForVerdict(clave, { timeoutMs: timeout, onProgress: (st) => spinner.text(`${clave}: ${st.estado}`) });
+      return unsent(await b.waitForVerdict(clave, { timeoutMs: timeout, onProgress: (st) => spinner.text(`${clave}: ${st.estado}`) }));
     } finally {
       spinner.stop();
     }
@@ -35,6 +37,7 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
   await report(ctx, s, {
     json: opts.json,
     mode,
+    cause,
     listed: !opts.json && errores.length > 0,
     table: (st) => {
       printStatusTable(ctx, [st]);

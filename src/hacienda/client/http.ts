@@ -59,11 +59,14 @@ export class NetworkError extends Error {
    * true when it may have been processed (reset, timeout waiting for the answer, ...).
    */
   readonly maybeProcessed: boolean;
+  /** The URL asked (its host is what a one-line cause names: describe.ts). */
+  readonly url: string;
   constructor(method: string, url: string, cause: unknown) {
     const code = errorCode(cause);
     super(`${method} ${url} failed: ${code}${cause instanceof Error && cause.message ? ` (${cause.message})` : ''}`, { cause });
     this.name = 'NetworkError';
     this.code = code;
+    this.url = url;
     this.maybeProcessed = !NOT_SENT_CODES.has(code);
   }
 }

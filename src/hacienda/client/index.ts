@@ -19,3 +19,4 @@ export {
 } from './queries.js';
 export { parseMensajeHaciendaSummary, parseDetalleMensaje, formatDetalleErrors, type ErrorHacienda, type MensajeHaciendaError, type MensajeHaciendaSummary } from './mensaje.js';
 export { TtlCache } from './ttl-cache.js';
+export { describeFailure, describeNetworkCode, httpStatusText, probe, type ProbeResult } from './describe.js';

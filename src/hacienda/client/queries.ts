@@ -183,10 +183,12 @@ export class PublicQueryClient {
   private async get(url: string): Promise<HttpResponse> {
     let problem = '';
     let lastStatus: number | undefined;
+    let lastErr: NetworkError | undefined;
     for (let attempt = 1; ; attempt++) {
       let wait: number;
       try {
         const res = await this.http.send(url, { method: 'GET', headers: { accept: 'application/json' } });
+        lastErr = undefined;
         if (res.status === 200 || res.status === 404) return res;
         if (res.status === 400) throw new InvalidQueryError(url, errorDetail(res));
         if (res.status !== 429 && res.status < 500) throw new HaciendaHttpError('GET', url, res.status, errorDetail(res));
@@ -199,11 +201,12 @@ export class PublicQueryClient {
         if (!(err instanceof NetworkError)) throw err;
         problem = err.code;
         lastStatus = undefined;
+        lastErr = err;
         wait = backoffDelay(attempt, this.retry, this.t.random);
       }
       if (attempt >= this.retry.maxAttempts) {
         if (lastStatus === 429) throw new RateLimitedError(url);
-        throw new ServiceUnavailableError(url, `${problem} after ${attempt} attempts`, { status: lastStatus });
+        throw new ServiceUnavailableError(url, `${problem} after ${attempt} attempts`, { status: lastStatus, cause: lastErr });
       }
       await this.t.sleep(wait);
     }

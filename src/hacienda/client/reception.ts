@@ -113,11 +113,12 @@ export class ReceptionClient {
     let indexedBy: number | undefined; // until then, a 404 may be Hacienda's index delay after that POST
     let lastProblem = '';
     let lastStatus: number | undefined;
+    let lastErr: NetworkError | undefined;
     let rateLimitedUntil: number | undefined;
     const exhausted = () =>
       lastStatus === 429
         ? new RateLimitedError(url, rateLimitedUntil)
-        : new ServiceUnavailableError(url, `${lastProblem} after ${posts} attempts; the comprobante was not received`, { status: lastStatus });
+        : new ServiceUnavailableError(url, `${lastProblem} after ${posts} attempts; the comprobante was not received`, { status: lastStatus, cause: lastErr });
 
     for (;;) {
       if (mustCheck) {
@@ -136,6 +137,7 @@ export class ReceptionClient {
       if (out.kind === 'network') {
         lastProblem = out.err.code;
         lastStatus = undefined;
+        lastErr = out.err;
         mustCheck = out.err.maybeProcessed;
         indexedBy = mustCheck ? this.indexDeadline() : undefined;
         wait = backoffDelay(posts, this.retry, this.t.random);
@@ -154,6 +156,7 @@ export class ReceptionClient {
           throw new ReceptionValidationError(req.clave, cause, /true/i.test(res.headers['validation-exception'] ?? ''));
         }
         lastStatus = res.status;
+        lastErr = undefined;
         lastProblem = `HTTP ${res.status}`;
         const server = serverWaitMs(res.status, res.headers, this.t.now());
         if (res.status === 429) {

@@ -17,7 +17,7 @@
 import { parseComprobanteXml } from '../../core/xml/parse-comprobante.js';
 import { partiesOf } from '../../core/parties.js';
 import { mensajeReceptorKey } from '../../core/received/mensaje-key.js';
-import { ReceptionValidationError, type IdentificacionApi, type ReceptionStatus } from '../../hacienda/index.js';
+import { describeFailure, ReceptionValidationError, type IdentificacionApi, type ReceptionStatus } from '../../hacienda/index.js';
 import type { DocumentRow, Job } from '../../store/schema.js';
 import { completeJob, enqueueJob, rescheduleJob } from '../../store/jobs.js';
 import { CREDENTIALS_REFUSED } from '../../core/lifecycle.js';
@@ -124,7 +124,8 @@ export async function runSend(env: JobEnv, job: Job, owner: string): Promise<voi
     const delay = notBeforeRetryAfter(env, e, backoff(job.attempts, env.o.sendBackoffBaseMs, env.o.sendBackoffMaxMs, env.random));
     log.warn({ err: errText(e), retryInMs: delay }, 'sending to Hacienda failed; will retry');
     env.checkAlive();
-    return rescheduleJob(db, job, owner, ctx.now() + delay, errText(e));
+    // The cause in words (DNS, TLS, HTTP status): what `fecr send` says of a document not sent yet.
+    return rescheduleJob(db, job, owner, ctx.now() + delay, describeFailure(e));
   }
   env.checkAlive();
   const now = ctx.now();
