@@ -199,7 +199,7 @@ describe('the additive endpoints', () => {
     expect(ok.status).toBe(200);
     expect(ok.body.status).toBe('success');
     expect(Object.keys(ok.body.data).sort()).toEqual(
-      ['clave', 'estado', 'mensaje', 'detalleMensaje', 'kind', 'numeroConsecutivo', 'fechaEmision', 'totalComprobante', 'moneda', 'receptorNombre', 'createdAt', 'decidedAt', 'correo'].sort(),
+      ['clave', 'estado', 'mensaje', 'detalleMensaje', 'errores', 'kind', 'numeroConsecutivo', 'fechaEmision', 'totalComprobante', 'moneda', 'receptorNombre', 'createdAt', 'decidedAt', 'correo'].sort(),
     );
     const malformed = await fetch(url('/api/consultar/estado'), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{' });
     expect(malformed.status).toBe(400);
