@@ -146,7 +146,7 @@ describe('fecr batch: progress with the total, and the failed rows in the summar
     expect(drawn.at(-1)).toMatch(/^6\/6 done · 4 sent · 2 failed · \d+\/s$/);
     for (const f of drawn) expect(f).toMatch(/^\d+\/(6|\?) done · /);
     const after = t.err().slice(t.err().lastIndexOf('\r\x1b[K'));
-    expect(after).toMatch(/\nfailed: 2 of 6 documents\n {2}row 3: line 3: invalid JSON[^\n]*\n {2}row 5 \(numeroReferencia 705\): [^\n]*codigoActividad[^\n]*\nresults: /);
+    expect(after).toMatch(/\nfailed: 2 of 6 documents\n {2}row 3: p\.jsonl:3:12: Unexpected token 'o'\n {2}row 5 \(numeroReferencia 705\): [^\n]*codigoActividad[^\n]*\nresults: /);
   }, 60_000);
 
   it('CSV: the row of the document and the row of its finding; --json lists them as "failed"', async () => {

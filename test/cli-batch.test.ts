@@ -224,8 +224,9 @@ describe('fecr batch FILE.jsonl / FILE.json', () => {
       [3, 'invalido'],
       [4, 'enviado'],
     ]);
-    expect(res[1]!.errors![0]!.path).toBe('line 3');
-    expect(res[1]!.errors![0]!.message).toMatch(/^invalid JSON/);
+    // FILE:LINE:COLUMN of the syntax error (the file as the command named it).
+    expect(res[1]!.errors![0]!.path).toBe('docs.jsonl:3:26');
+    expect(res[1]!.errors![0]!.message).toBe('Expected double-quoted property name');
   }, 60_000);
 
   it('JSONL takes a body of any kind: an ND, FEC, FEE and REP of fixtures/documents to aceptado', async () => {
@@ -329,8 +330,13 @@ describe('splitJsonArray', () => {
 
   it('an empty array yields nothing; a torn array and trailing text are errors', async () => {
     expect(await split([' [ ] '])).toEqual([]);
-    expect(await split(['[{"a":1}, {"b":'])).toEqual([{ index: 1, text: '{"a":1}' }, { index: 2, error: expect.stringContaining('unexpected end of file') }]);
-    expect(await split(['[1] x'])).toEqual([{ index: 1, text: '1' }, { index: 2, error: expect.stringContaining('after the closing') }]);
+    expect(await split(['[{"a":1}, {"b":'])).toEqual([{ index: 1, text: '{"a":1}', line: 1, column: 2 }, { index: 2, error: expect.stringContaining('unexpected end of file') }]);
+    expect(await split(['[1] x'])).toEqual([{ index: 1, text: '1', line: 1, column: 2 }, { index: 2, error: expect.stringContaining('after the closing') }]);
+    // Where each element starts, across chunks and lines (for its syntax errors' FILE:LINE:COLUMN).
+    expect(await split(['[\n  {"a"', ':1},\n', '\n    {"b":2}]'])).toEqual([
+      { index: 1, text: '{"a":1}', line: 2, column: 3 },
+      { index: 2, text: '{"b":2}', line: 4, column: 5 },
+    ]);
     await expect(split(['{"a":1}'])).rejects.toThrow('not a JSON array');
   });
 });

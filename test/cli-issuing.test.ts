@@ -109,10 +109,10 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
       expect(JSON.parse(r.stdout)).toEqual({ identificacion: '3101123456', action: 'updated' });
     });
 
-    it('a wrong PIN is one finding line on the PIN field, exit 1', async () => {
+    it('a wrong PIN is one line, worded as every verb words it (src/cli/certificate.ts), exit 1', async () => {
       const r = await fecr(['emisor', 'update', 'issuer-no-secrets.json', '--p12', 'issuer.p12', '--pin-stdin'], { stdin: '9999\n' });
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain('pinCertificado: El PIN del certificado es incorrecto');
+      expect(r.stderr).toBe('error: issuer.p12: wrong PIN for this certificate\n');
       expectNoStack(r);
     });
 
@@ -239,7 +239,7 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
     it('a body that is not JSON, or a missing file, is one line, exit 1', async () => {
       const a = await fecr(['send', '-'], { stdin: '{nope' });
       expect(a.code).toBe(1);
-      expect(a.stderr).toMatch(/^error: stdin: invalid JSON/);
+      expect(a.stderr).toMatch(/^error: stdin:1:2: Expected property name or '}'/);
       expect(a.stderr.trim().split('\n')).toHaveLength(1);
       const b = await fecr(['send', 'missing.json']);
       expect(b.code).toBe(1);

@@ -70,7 +70,7 @@ describe('fecr (offline commands)', () => {
     expect(missing.stderr).toBe('error: nope.json: no such file\n');
     const broken = await runCli(['validate', '-'], { cwd: dir, stdin: '{"emisor": ' });
     expect(broken.code).toBe(1);
-    expect(broken.stderr).toMatch(/^error: stdin: invalid JSON/);
+    expect(broken.stderr).toBe('error: stdin:1:12: Unexpected end of JSON input\n');
     const badIssuer = await runCli(['xml', 'body.json', '--issuer', 'body.json'], { cwd: dir });
     expect(badIssuer.code).toBe(1);
     expect(badIssuer.stderr).toMatch(/^error: body.json: invalid issuer record: \d+ findings\n  identificacion: is required\n/);

@@ -118,8 +118,8 @@ describe('fecr recibidos: a MensajeReceptor Hacienda rejects', () => {
 
     const show = await fecr(['recibidos', 'show', a]);
     expect(show.stdout).toMatch(/^IVA\s+counted \(accepted, and Hacienda accepted the MensajeReceptor\)$/m);
-    expect(show.stdout).toMatch(new RegExp(`^respuesta anterior 1\\s+Mensaje 1 \\(aceptado\\), ${a}-${first.consecutivoReceptor}, Hacienda: rechazado \\(.*con la clave ${a} .*\\), replaced `, 'm'));
-    expect(show.stdout).not.toMatch(/^aviso: hacienda/m);
+    expect(show.stdout).toMatch(new RegExp(`^earlier answer 1\\s+Mensaje 1 \\(aceptado\\), ${a}-${first.consecutivoReceptor}, Hacienda: rechazado \\(.*con la clave ${a} .*\\), replaced `, 'm'));
+    expect(show.stdout).not.toMatch(/^warning\s+hacienda/m);
     // Accepted by Hacienda: answered for good.
     const third = await fecr(['recibidos', 'rechazar', a]);
     expect(third.code).toBe(1);

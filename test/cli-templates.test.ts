@@ -131,7 +131,7 @@ describe('fecr init', () => {
     expect((await fecr(['init', '--pin-stdin'], work, `${PIN}\n`)).code).toBe(2);
     const wrong = await fecr(['init', '--p12', 'issuer.p12', '--pin-stdin'], work, 'nope\n');
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr.trim()).toBe('error: issuer.p12: wrong PIN');
+    expect(wrong.stderr.trim()).toBe('error: issuer.p12: wrong PIN for this certificate');
     expect(() => statSync(join(work, 'issuer.json'))).toThrow();
   });
 });

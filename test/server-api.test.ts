@@ -433,7 +433,7 @@ describe('OpenAPI', () => {
     const estado = doc.paths['/api/consultar/estado'].post;
     expect(Object.keys(estado.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404']));
     expect(doc.components.schemas.StatusBody.required).toEqual(['claveHacienda']);
-    expect(Object.keys(doc.components.schemas.ListBody.properties).sort()).toEqual(['desde', 'estado', 'limite']);
+    expect(Object.keys(doc.components.schemas.ListBody.properties).sort()).toEqual(['desde', 'emisor', 'estado', 'limite']);
     expect(doc.components.schemas.DocumentStatus.properties.estado.enum).toEqual(['pendiente', 'credenciales_invalidas', 'enviado', 'recibido', 'procesando', 'aceptado', 'rechazado', 'error']);
     expect(doc.components.schemas.DocumentListResponse.properties.data.type).toBe('array');
     expect(doc.components.securitySchemes.bearerAuth).toEqual({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });

@@ -204,6 +204,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   'documents list': [
     ['fecr documents list', 'the last 100, newest first'],
     ['fecr documents list --state rechazado --since 2026-03-01', 'rejected ones since a date'],
+    ['fecr documents list --issuer 3101123456', "one issuer's"],
     ['fecr documents list --limit 1000 --json', 'more, as JSON'],
     ['fecr documents list --csv > documentos.csv', 'as CSV for a spreadsheet (cells starting =, +, -, @ get a leading \')'],
   ],
@@ -213,7 +214,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   ],
   recibidos: [
     ['fecr recibidos import facturas/', "check and keep a folder of suppliers' XML"],
-    ['fecr recibidos list --estado pendiente', 'the ones still to answer'],
+    ['fecr recibidos list --state pendiente', 'the ones still to answer'],
   ],
   'recibidos import': [
     ['fecr recibidos import factura-proveedor.xml', 'one file: its checks, then kept (or refused with its reasons)'],
@@ -222,8 +223,8 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   ],
   'recibidos list': [
     ['fecr recibidos list', 'every received document, newest first'],
-    ['fecr recibidos list --estado pendiente --desde 2026-11-01', 'not answered yet, issued since a date'],
-    ['fecr recibidos list --emisor 3101654321 --json', "one supplier's, as JSON"],
+    ['fecr recibidos list --state pendiente --since 2026-11-01', 'not answered yet, issued since a date'],
+    ['fecr recibidos list --issuer 3101654321 --json', "one supplier's, as JSON"],
     ['fecr recibidos list --csv > recibidos.csv', 'as CSV for a spreadsheet (formulas neutralised)'],
   ],
   'recibidos show': [

@@ -82,13 +82,16 @@ export async function readText(io: IO, file: string, opts: { encoding?: TextEnco
   }
 }
 
-/** Reads and parses a JSON file argument (or "-"); a byte not in its encoding and a syntax error name the file. */
+/** Reads and parses a JSON file argument (or "-"); a byte not in its encoding names the file, a syntax error FILE:LINE:COLUMN. */
 export async function readJson(io: IO, file: string, opts: { encoding?: TextEncoding | undefined; encodingFlag?: boolean } = { encodingFlag: false }): Promise<unknown> {
   const text = await readText(io, file, opts);
+  const { parseJsonText, JsonSyntaxError } = await import('../client/json-text.js');
   try {
-    return JSON.parse(text);
+    return parseJsonText(text, file === '-' ? 'stdin' : file);
   } catch (e) {
-    throw new UserError(`${file === '-' ? 'stdin' : file}: invalid JSON (${(e as Error).message})`);
+    // `bad.json:3:17: Unexpected token '}'`
+    if (e instanceof JsonSyntaxError) throw new UserError(e.message);
+    throw e;
   }
 }
 

@@ -21,6 +21,8 @@ export interface DocumentQuery {
   /** ISO 8601 date or date-time: documents created at or after it. */
   since?: string;
   limit?: number;
+  /** Only this issuer's documents (its identificación). */
+  emisor?: string;
 }
 
 export type { CabysEntry, ExoneracionSummary, IssuerDetails, IssuerSummary, TaxpayerSummary } from '../api/contract.js';

@@ -306,6 +306,7 @@ class LocalBackend implements Backend {
         ...(query.estado !== undefined ? { state: query.estado } : {}),
         ...(since !== undefined ? { since } : {}),
         ...(query.limit !== undefined ? { limit: query.limit } : {}),
+        ...(query.emisor !== undefined ? { issuer: query.emisor } : {}),
       }),
     );
     return this.withMail(rows);

@@ -264,8 +264,11 @@ export class RemoteBackend implements Backend {
     if (query.estado !== undefined) body.estado = query.estado;
     if (query.since !== undefined) body.desde = query.since;
     if (query.limit !== undefined) body.limite = query.limit;
+    if (query.emisor !== undefined) body.emisor = query.emisor;
     const r = await this.call<{ data: DocumentStatus[] }>('/api/consultar/documentos', body);
-    return r.data.map(withErrores);
+    // A service from before `emisor` ignores it: the clave names the issuer (its 12 digits after country and date).
+    const mine = (d: DocumentStatus) => query.emisor === undefined || d.clave.slice(9, 21) === query.emisor.padStart(12, '0');
+    return r.data.filter(mine).map(withErrores);
   }
 
   async cabys(text: string, opts: { impuesto?: boolean } = {}): Promise<CabysEntry[]> {

@@ -65,13 +65,32 @@ function namingSubjects(backend: Backend, subjects: WeakMap<object, string>): Ba
 }
 
 /**
+ * The client API's routes a service message may name (its Spanish words are the API's, kept), and the fecr verb a
+ * CLI user runs instead: no CLI line sends its reader to the HTTP API.
+ */
+const VERB_OF_ROUTE: ReadonlyArray<readonly [RegExp, string]> = [
+  [/(?:POST )?\/api\/enviar\/emisor\b/g, 'fecr emisor register'],
+  [/(?:POST )?\/api\/actualizar\/emisor\b/g, 'fecr emisor update'],
+  [/(?:POST )?\/api\/enviar\/items\b/g, 'fecr send'],
+  [/(?:POST )?\/api\/enviar\/correo\b/g, 'fecr documents email'],
+  [/(?:POST )?\/api\/consultar\/estado\b/g, 'fecr status'],
+  [/(?:POST )?\/api\/consultar\/archivo\b/g, 'fecr download'],
+  [/(?:POST )?\/api\/consultar\/documentos\b/g, 'fecr documents list'],
+];
+
+/** `message` with every API route it names replaced by the fecr verb (VERB_OF_ROUTE). */
+export function withVerbs(message: string): string {
+  return VERB_OF_ROUTE.reduce((m, [route, verb]) => m.replace(route, verb), message);
+}
+
+/**
  * A failure with no findings: one line. With findings: a headline, then the findings one per line (`  path:
  * message`), all on stderr; the exit code stays. A validation failure (the service's generic "Campos requeridos
  * faltantes", in local and remote profiles alike) gets a headline that says what is wrong: `invalid document: 3
  * findings`; a refusal with a message of its own (an issuer already registered, a certificate) keeps it.
  */
 function toUserError(ctx: Ctx, e: BackendError, subject: string): Error {
-  const message = e.message.replace('use /api/actualizar/emisor', 'use fecr emisor update');
+  const message = withVerbs(e.message);
   const code = e.code === 'auth' ? EXIT.auth : EXIT.error;
   // A refused session token: the same bare line as an expired one caught before any request (select.ts).
   if (e.code === 'auth' && (message === SESSION_EXPIRED_LINE || message === SESSION_REVOKED_LINE)) {

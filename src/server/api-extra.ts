@@ -5,7 +5,7 @@
  *
  * - `POST /api/consultar/estado {claveHacienda}` → `{status: 'success', data: DocumentStatus}`;
  *   404 not_found "Documento no encontrado para la clave proporcionada".
- * - `POST /api/consultar/documentos {estado?, desde?, limite?}` → `{status: 'success', data: DocumentStatus[]}`,
+ * - `POST /api/consultar/documentos {estado?, desde?, limite?, emisor?}` → `{status: 'success', data: DocumentStatus[]}`,
  *   newest first; `desde` is an ISO 8601 date or date-time (Costa Rica time when it has no offset), `limite` 1–1000
  *   (default 100).
  * - `POST /api/consultar/webhook {}` → `{status: 'success', data: {url: string | null}}`: the account's webhook URL.
@@ -59,6 +59,7 @@ export const ListBody = z.object({
     .refine((s) => parseSince(s) !== null, 'must be an ISO 8601 date (2026-03-15) or date-time')
     .optional(),
   limite: z.coerce.number('must be a number').int('must be an integer').min(1, 'must be at least 1').max(1000, 'must be at most 1000').optional(),
+  emisor: z.string('must be a string').trim().regex(/^\d{9,12}$/, 'must be an identificación of 9 to 12 digits').optional(),
 });
 
 export const WebhookBody = z.object({
@@ -128,6 +129,7 @@ export function registerExtraEndpoints(app: FastifyInstance, ctx: Parameters<typ
       ...(body.estado ? { state: body.estado } : {}),
       ...(body.desde ? { since: parseSince(body.desde)! } : {}),
       ...(body.limite ? { limit: body.limite } : {}),
+      ...(body.emisor ? { issuer: body.emisor } : {}),
     });
     const mails = await mailStatusOf(ctx, rows.map((r) => Number(r.id)));
     return { status: 'success', data: rows.map((r) => documentStatusFromRow(r, mails.get(Number(r.id)) ?? null)) };

@@ -320,6 +320,8 @@ export interface ListDocumentsOptions {
   since?: number;
   /** Default 100, at most 1000. */
   limit?: number;
+  /** Only the documents of the account's issuer with this identificación. */
+  issuer?: string;
 }
 
 /** The account's documents, newest first. */
@@ -353,5 +355,8 @@ export async function listDocuments(ctx: ServiceContext, accountId: number, opts
     .where('kind', 'not like', 'MR%');
   if (opts.state !== undefined) q = q.where('state', '=', opts.state);
   if (opts.since !== undefined) q = q.where('created_at', '>=', opts.since);
+  if (opts.issuer !== undefined) {
+    q = q.where('issuer_id', 'in', ctx.store.db.selectFrom('issuers').select('id').where('account_id', '=', accountId).where('identificacion', '=', opts.issuer));
+  }
   return q.orderBy('id', 'desc').limit(limit).execute();
 }

@@ -16,6 +16,7 @@ import { dec, isDecimalString, money, plain, ZERO } from '../../core/money.js';
 import type { CsvRowMap } from './csv-findings.js';
 import { PROVEEDOR_COLUMNS, proveedorOfRow, RECEPTOR_COLUMNS, receptorOfRow, REFERENCE_COLUMNS, referencesOfRows } from './csv-parties.js';
 import { cell as get, collector, type CsvRow } from './csv-row.js';
+import { closest } from '../did-you-mean.js';
 
 export type { CsvRow } from './csv-row.js';
 
@@ -67,7 +68,13 @@ export const KNOWN_COLUMNS: ReadonlySet<string> = new Set<string>([...DOCUMENT_C
 /** Checks a header row; returns the problem, or undefined when usable. */
 export function checkHeader(header: string[]): string | undefined {
   const unknown = header.filter((h) => !KNOWN_COLUMNS.has(h));
-  if (unknown.length) return `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${echo(u)}"`).join(', ')} (see docs/batch-csv.md)`;
+  if (unknown.length) {
+    const named = unknown.map((u) => {
+      const near = closest(u, KNOWN_COLUMNS);
+      return `"${echo(u)}"${near ? ` (did you mean "${near}"?)` : ''}`;
+    });
+    return `unknown column${unknown.length > 1 ? 's' : ''} ${named.join(', ')} (see docs/batch-csv.md)`;
+  }
   const missing: string[] = REQUIRED_COLUMNS.filter((c) => !header.includes(c));
   const goods = GOODS_COLUMNS.filter((c) => !header.includes(c));
   if (goods.length && !header.includes('montoPagado')) missing.push(...goods);

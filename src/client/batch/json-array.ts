@@ -4,7 +4,8 @@
  * whatever the file size. Only the top-level framing is read by hand; each element goes through JSON.parse.
  */
 
-export type ArrayElement = { index: number; text: string } | { index: number; error: string };
+/** An element's text, and where it starts in the file (1-based line and column, for its syntax errors). */
+export type ArrayElement = { index: number; text: string; line: number; column: number } | { index: number; error: string };
 
 /** Thrown when the text is not a JSON array at all (nothing to process). */
 export class NotAnArrayError extends Error {}
@@ -24,10 +25,25 @@ export async function* splitJsonArray(chunks: AsyncIterable<string | Buffer>): A
   let index = 0;
   let trailing = false;
   const decoder = new TextDecoder('utf-8');
+  // Where the element being read starts: the lines and the column counted up to `counted` of the current chunk.
+  let line = 1;
+  let column = 1;
+  let counted = 0;
+  let startLine = 1;
+  let startColumn = 1;
+  const countTo = (chunk: string, i: number) => {
+    for (; counted < i; counted++) {
+      if (chunk[counted] === '\n') {
+        line++;
+        column = 1;
+      } else column++;
+    }
+  };
 
   for await (const raw of chunks) {
     const chunk = typeof raw === 'string' ? raw : decoder.decode(raw, { stream: true });
     let start = -1; // where the current element's text begins in this chunk
+    counted = 0;
     if (state === 'element') start = 0;
     for (let i = 0; i < chunk.length; i++) {
       const c = chunk[i]!;
@@ -43,7 +59,7 @@ export async function* splitJsonArray(chunks: AsyncIterable<string | Buffer>): A
         else if ((c === '}' || c === ']') && depth > 0) depth--;
         else if ((c === ',' || c === ']') && depth === 0) {
           parts.push(chunk.slice(start, i));
-          yield { index, text: parts.join('') };
+          yield { index, text: parts.join(''), line: startLine, column: startColumn };
           parts = [];
           start = -1;
           state = c === ',' ? 'between' : 'end';
@@ -67,6 +83,9 @@ export async function* splitJsonArray(chunks: AsyncIterable<string | Buffer>): A
           inString = false;
           escaped = false;
           start = i;
+          countTo(chunk, i);
+          startLine = line;
+          startColumn = column;
           i--; // re-read this character as part of the element
         }
       } else if (state === 'end') {
@@ -74,6 +93,7 @@ export async function* splitJsonArray(chunks: AsyncIterable<string | Buffer>): A
       }
     }
     if (state === 'element' && start >= 0) parts.push(chunk.slice(start));
+    countTo(chunk, chunk.length);
   }
   if (state === 'start') throw new NotAnArrayError('not a JSON array (the file is empty)');
   if (state === 'element') {

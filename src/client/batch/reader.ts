@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import { echo } from '../../core/echo.js';
 import { completedInput } from '../../core/input/complete.js';
 import type { Finding } from '../../core/model.js';
+import { JsonSyntaxError, parseJsonText, type TextStart } from '../json-text.js';
 import { decodeChunks, TextEncodingError, type TextEncoding } from '../text-input.js';
 import type { CsvDelimiter } from './csv-dialect.js';
 
@@ -37,6 +38,8 @@ export interface BatchReadOptions {
   encoding?: TextEncoding | undefined;
   delimiter?: CsvDelimiter | undefined;
   decimalComma?: boolean | undefined;
+  /** How the findings name the file (`docs.jsonl:3:17: …`); default the path read. */
+  name?: string | undefined;
 }
 
 export function formatOf(file: string): BatchFormat | undefined {
@@ -107,12 +110,14 @@ function numeroOf(body: unknown): string | number | undefined {
   return typeof n === 'string' ? echo(n) : typeof n === 'number' ? n : undefined;
 }
 
-function itemOfJson(row: number, text: string, where: string): BatchItem {
+/** One body's JSON text, which starts at `start` of the file: a syntax error is the finding `FILE:LINE:COLUMN: reason`. */
+function itemOfJson(row: number, text: string, where: string, file: string, start: TextStart): BatchItem {
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = parseJsonText(text, file, start);
   } catch (e) {
-    return { row, errors: [{ path: where, message: `invalid JSON: ${echo((e as Error).message, 200)}` }] };
+    if (!(e instanceof JsonSyntaxError)) throw e;
+    return { row, errors: [{ path: `${echo(file, 200)}:${e.line}:${e.column}`, message: echo(e.reason, 200) }] };
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return { row, errors: [{ path: where, message: 'must be a JSON object (one document body)' }] };
@@ -124,10 +129,10 @@ function itemOfJson(row: number, text: string, where: string): BatchItem {
 }
 
 async function* readJsonl(file: string, opts: BatchReadOptions): AsyncGenerator<BatchItem> {
-  for await (const { line, text } of jsonlLines(file, opts)) yield itemOfJson(line, text, `line ${line}`);
+  for await (const { line, text } of jsonlLines(file, opts)) yield itemOfJson(line, text, `line ${line}`, opts.name ?? file, { line, column: 1 });
 }
 
-/** The non-blank lines of a JSONL file (LF or CRLF), trimmed (a BOM removed by the decoder), with their line numbers. */
+/** The non-blank lines of a JSONL file (LF or CRLF; a BOM removed by the decoder), as written (columns count from their start), with their line numbers. */
 async function* jsonlLines(file: string, opts: BatchReadOptions): AsyncGenerator<{ line: number; text: string }> {
   const { text, close } = textOf(file, opts);
   let line = 0;
@@ -138,12 +143,11 @@ async function* jsonlLines(file: string, opts: BatchReadOptions): AsyncGenerator
       rest = parts.pop()!;
       for (const p of parts) {
         line++;
-        const t = p.trim();
-        if (t !== '') yield { line, text: t };
+        if (p.trim() !== '') yield { line, text: p.replace(/\r$/, '') };
       }
     }
     line++;
-    if (rest.trim() !== '') yield { line, text: rest.trim() };
+    if (rest.trim() !== '') yield { line, text: rest.replace(/\r$/, '') };
   } finally {
     close();
   }
@@ -155,7 +159,7 @@ async function* readJsonArray(file: string, opts: BatchReadOptions): AsyncGenera
   try {
     for await (const el of splitJsonArray(text)) {
       if ('error' in el) yield { row: el.index, errors: [{ path: `element ${el.index}`, message: el.error.replace(/^element \d+: /, '') }] };
-      else yield itemOfJson(el.index, el.text, `element ${el.index}`);
+      else yield itemOfJson(el.index, el.text, `element ${el.index}`, opts.name ?? file, el);
     }
   } catch (e) {
     if (e instanceof NotAnArrayError) throw new ReaderError(e.message);

@@ -44,7 +44,7 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
   if (!opts.wait && opts.timeout !== undefined) throw new UsageError('--timeout needs --wait');
   if (opts.dryRun && (opts.resume || opts.wait || opts.restart)) throw new UsageError(`--dry-run sends nothing: it cannot be combined with ${opts.resume ? '--resume' : opts.restart ? '--restart' : '--wait'}`);
   if (opts.resume && opts.restart) throw new UsageError('--resume continues the earlier run and --restart starts over: pass one of them');
-  const readOpts = await readOptions(opts, format);
+  const readOpts = { ...(await readOptions(opts, format)), name: file };
   const timeoutMs = intFlag('--timeout', opts.timeout, 120, 1, 86_400) * 1000;
   const input = resolvePath(ctx.io, file);
   if (!existsSync(input)) throw new UserError(`${file}: no such file`);

@@ -3,18 +3,20 @@ import { UsageError, UserError } from '../../cli/errors.js';
 import { readAll, readInput, writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
 import { safeText } from '../../cli/safe-text.js';
+import { certificateFailure } from '../../cli/certificate.js';
 
 export async function run(ctx: Ctx, file: string, opts: { pinStdin?: boolean; json?: boolean }): Promise<void> {
   if (!opts.pinStdin) throw new UsageError('pass the PIN on stdin with --pin-stdin (it is never taken as an argument)');
   if (file === '-') throw new UsageError('the .p12 must be a file when the PIN comes from stdin');
   const pin = (await readAll(ctx.io.stdin)).toString('utf8').split(/\r?\n/)[0] ?? '';
   const p12 = await readInput(ctx.io, file);
-  const { describeP12, SigningError } = await import('../../core/sign/p12.js');
+  const { describeP12 } = await import('../../core/sign/p12.js');
   let d;
   try {
     d = describeP12(p12, pin, ctx.now());
   } catch (e) {
-    if (e instanceof SigningError) throw new UserError(`${file}: ${e.message}`);
+    const why = certificateFailure(e);
+    if (why) throw new UserError(`${file}: ${why}`);
     throw e;
   }
   const c = d.certificate;

@@ -4,19 +4,21 @@ import { SilentExit, UserError } from '../../cli/errors.js';
 import { invalidHeadline, printFindings } from '../../cli/findings.js';
 import { encodingFlag, readJson, resolvePath, writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
+import { certificateFailure } from '../../cli/certificate.js';
 import { readIssuer } from './issuer-input.js';
 
 export async function run(ctx: Ctx, file: string, opts: { issuer: string; out?: string; json?: boolean; encoding?: string }): Promise<void> {
   const { completedInput } = await import('../../core/input/complete.js');
   const body = completedInput(await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true }));
   const issuer = await readIssuer(ctx, opts.issuer);
-  const { loadP12, SigningError } = await import('../../core/sign/p12.js');
+  const { loadP12 } = await import('../../core/sign/p12.js');
   const now = ctx.now();
   let creds;
   try {
     creds = loadP12(Buffer.from(issuer.certificadoHacienda, 'base64'), issuer.pinCertificado, now);
   } catch (e) {
-    if (e instanceof SigningError) throw new UserError(`${opts.issuer}: certificadoHacienda: ${e.message}`);
+    const why = certificateFailure(e);
+    if (why) throw new UserError(`${opts.issuer}: certificadoHacienda: ${why}`);
     throw e;
   }
   const { issueComprobante } = await import('../../core/comprobante.js');

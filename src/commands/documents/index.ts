@@ -11,6 +11,7 @@ export function defineDocumentsCommands(program: Command, ctx: Ctx): void {
     .description('list documents, newest first')
     .option('--state <state>', 'only this state: pendiente, credenciales_invalidas, enviado, recibido, procesando, aceptado, rechazado or error')
     .option('--since <date>', 'only documents created at or after this ISO 8601 date or date-time (dates in Costa Rica time)')
+    .option('--issuer <identificacion>', "only this issuer's documents (its identificación)")
     .option('--limit <n>', 'at most this many (default 100, at most 1000)')
     .option('--json', 'print as JSON')
     .option('--csv', 'print as CSV (RFC 4180; formulas neutralised)')

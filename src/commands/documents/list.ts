@@ -11,6 +11,7 @@ import { DOCUMENT_STATES } from '../../core/lifecycle.js';
 export interface ListFlags {
   state?: string;
   since?: string;
+  issuer?: string;
   limit?: string;
   json?: boolean;
   csv?: boolean;
@@ -34,6 +35,8 @@ export async function list(ctx: Ctx, opts: ListFlags): Promise<void> {
   if (since !== undefined && !isIsoDate(since)) {
     throw new UsageError(`--since must be an ISO 8601 date or date-time, e.g. 2026-03-01 or 2026-03-01T08:00:00-06:00 (got "${opts.since}")`);
   }
+  const issuer = opts.issuer?.trim();
+  if (issuer !== undefined && !/^\d{9,12}$/.test(issuer)) throw new UsageError(`--issuer must be an identificación, 9 to 12 digits (got "${opts.issuer}")`);
   let limit: number | undefined;
   if (opts.limit !== undefined) {
     limit = Number(opts.limit);
@@ -44,6 +47,7 @@ export async function list(ctx: Ctx, opts: ListFlags): Promise<void> {
       ...(state !== undefined ? { estado: state as DocumentEstado } : {}),
       ...(since !== undefined ? { since } : {}),
       ...(limit !== undefined ? { limit } : {}),
+      ...(issuer !== undefined ? { emisor: issuer } : {}),
     }),
   );
   if (opts.json) printJson(ctx, rows);

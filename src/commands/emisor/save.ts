@@ -1,5 +1,6 @@
 /** `fecr emisor register|update [FILE.json]`: an issuer's record sent, from the file or asked for in a terminal (interactive.ts). */
 import type { Ctx } from '../../cli/context.js';
+import { certificateFailure } from '../../cli/certificate.js';
 import { EXIT, SilentExit, UsageError, UserError } from '../../cli/errors.js';
 import type { IssuerUpdate } from '../../client/backend.js';
 import { heldLine } from '../documents/shared.js';
@@ -20,8 +21,24 @@ export async function save(ctx: Ctx, verb: 'register' | 'update', file: string |
     if (!pin) throw new UsageError('no PIN on stdin (--pin-stdin)');
     r.pinCertificado = pin;
   }
+  await checkCertificateOpens(ctx, opts.p12 ?? `${file === '-' ? 'stdin' : file}: certificadoHacienda`, r);
   const update = await withBackend(ctx, (b) => (verb === 'register' ? b.registerIssuer(r) : b.updateIssuer(r)));
   saved(ctx, verb, String(r.identificacion ?? '').trim(), update, opts);
+}
+
+/**
+ * The record's certificate opens with its PIN: checked here so that a wrong PIN is worded as every verb words it
+ * (cli/certificate.ts), in any profile; anything else about the certificate (a file that is no .p12, its owner, its
+ * validity) is the service's to judge, in the API's words.
+ */
+async function checkCertificateOpens(ctx: Ctx, where: string, r: Record<string, unknown>): Promise<void> {
+  if (typeof r.certificadoHacienda !== 'string' || typeof r.pinCertificado !== 'string' || r.pinCertificado === '') return;
+  const { describeP12 } = await import('../../core/sign/p12.js');
+  try {
+    describeP12(Buffer.from(r.certificadoHacienda, 'base64'), r.pinCertificado, ctx.now());
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 'WRONG_PIN') throw new UserError(`${where}: ${certificateFailure(e)}`);
+  }
 }
 
 /**

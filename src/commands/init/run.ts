@@ -2,6 +2,7 @@ import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ctx } from '../../cli/context.js';
 import { UsageError, UserError } from '../../cli/errors.js';
+import { certificateFailure } from '../../cli/certificate.js';
 import { readAll, readInput, resolvePath, writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
 import { packageUrl } from '../../core/package-root.js';
@@ -145,8 +146,7 @@ async function readCertificate(ctx: Ctx, file: string): Promise<Certificate> {
   try {
     described = describeP12(bytes, pin, ctx.now());
   } catch (e) {
-    const code = (e as { code?: string }).code;
-    throw new UserError(code === 'WRONG_PIN' ? `${file}: wrong PIN` : `${file}: cannot open the certificate (${(e as Error).message})`);
+    throw new UserError(`${file}: ${certificateFailure(e) ?? `cannot open the certificate (${(e as Error).message})`}`);
   }
   if (!described.hasPrivateKey) throw new UserError(`${file}: holds no private key, so it cannot sign`);
   if (described.validity !== 'valid') info(ctx, `warning: ${file}: the certificate is ${described.validity} (${described.certificate.notAfter.toISOString().slice(0, 10)})`);

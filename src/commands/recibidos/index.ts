@@ -1,5 +1,5 @@
 /** `fecr recibidos …`: the buyer's side (issue 16): suppliers' comprobantes imported, checked, answered and summed. */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
 import type { DecideFlags, ImportFlags, ListFlags, ShowFlags, SummaryFlags } from './shared.js';
 
@@ -12,9 +12,13 @@ export function defineRecibidosCommands(program: Command, ctx: Ctx): void {
     .action(async (source: string, opts: ImportFlags) => (await import('./import.js')).run(ctx, source, opts));
   r.command('list')
     .description('received comprobantes, newest first')
-    .option('--estado <estado>', 'invalido, pendiente, aceptado, parcial or rechazado')
-    .option('--desde <date>', 'issued on or after this date (YYYY-MM-DD)')
-    .option('--emisor <identificacion>', "only this supplier's")
+    // The flags of `fecr documents list`; the first names (--estado, --desde, --emisor) still work, unlisted.
+    .option('--state <state>', 'only this state: invalido, pendiente, aceptado, parcial or rechazado')
+    .option('--since <date>', 'only those issued on or after this date (YYYY-MM-DD)')
+    .option('--issuer <identificacion>', "only this supplier's (its identificación)")
+    .addOption(new Option('--estado <estado>').hideHelp())
+    .addOption(new Option('--desde <date>').hideHelp())
+    .addOption(new Option('--emisor <identificacion>').hideHelp())
     .option('--json', 'print as JSON')
     .option('--csv', 'print as CSV (RFC 4180; formulas neutralised)')
     .action(async (opts: ListFlags) => (await import('./list.js')).run(ctx, opts));
@@ -22,6 +26,7 @@ export function defineRecibidosCommands(program: Command, ctx: Ctx): void {
     .description('one received comprobante: its checks, IVA by tarifa, our answer and its state at Hacienda')
     .argument('<clave>', 'the 50-digit clave')
     .option('--json', 'print as JSON')
+    .option('--csv', 'print the fields as CSV (RFC 4180; formulas neutralised)')
     .action(async (clave: string, opts: ShowFlags) => (await import('./show.js')).run(ctx, clave, opts));
   const decide = (verb: 'aceptar' | 'parcial' | 'rechazar', description: string, load: () => Promise<{ run: (ctx: Ctx, clave: string, f: DecideFlags) => Promise<void> }>) =>
     r

@@ -1,4 +1,4 @@
-/** `fecr recibidos list [--estado] [--desde] [--emisor] [--json|--csv]`. */
+/** `fecr recibidos list [--state] [--since] [--issuer] [--json|--csv]` (the flags of `fecr documents list`). */
 import type { Ctx } from '../../cli/context.js';
 import { UsageError } from '../../cli/errors.js';
 import { printJson } from '../../cli/output.js';
@@ -8,16 +8,27 @@ import { printList, withBuyer, type ListFlags } from './shared.js';
 
 const ESTADOS = ['invalido', 'pendiente', 'aceptado', 'parcial', 'rechazado'];
 
+/** A flag's value under its name or its first name (a hidden alias); both given and different: a usage error. */
+function flag(f: ListFlags, name: 'state' | 'since' | 'issuer', alias: 'estado' | 'desde' | 'emisor'): { value: string; as: string } | undefined {
+  const [v, a] = [f[name], f[alias]];
+  if (v !== undefined && a !== undefined && v.trim() !== a.trim()) throw new UsageError(`--${name} and --${alias} (its former name) say different things: give one`);
+  if (v !== undefined) return { value: v, as: `--${name}` };
+  return a !== undefined ? { value: a, as: `--${alias}` } : undefined;
+}
+
 export async function run(ctx: Ctx, f: ListFlags): Promise<void> {
   checkTableFlags(f);
-  const estado = f.estado?.trim().toLowerCase();
-  if (estado !== undefined && !ESTADOS.includes(estado)) throw new UsageError(`--estado must be one of ${ESTADOS.join(', ')}`);
-  if (f.desde !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(f.desde.trim())) throw new UsageError(`--desde must be a date YYYY-MM-DD (got "${f.desde}")`);
-  if (f.emisor !== undefined && !/^[A-Za-z0-9]{1,20}$/.test(f.emisor.trim())) throw new UsageError(`--emisor must be an identificación (got "${f.emisor}")`);
+  const state = flag(f, 'state', 'estado');
+  const since = flag(f, 'since', 'desde');
+  const issuer = flag(f, 'issuer', 'emisor');
+  const estado = state?.value.trim().toLowerCase();
+  if (state && !ESTADOS.includes(estado!)) throw new UsageError(`${state.as} must be one of ${ESTADOS.join(', ')}`);
+  if (since && !/^\d{4}-\d{2}-\d{2}$/.test(since.value.trim())) throw new UsageError(`${since.as} must be a date YYYY-MM-DD (got "${since.value}")`);
+  if (issuer && !/^[A-Za-z0-9]{1,20}$/.test(issuer.value.trim())) throw new UsageError(`${issuer.as} must be an identificación (got "${issuer.value}")`);
   const q: RecibidosQuery = {
     ...(estado ? { estado: estado as RecibidosQuery['estado'] } : {}),
-    ...(f.desde ? { desde: f.desde.trim() } : {}),
-    ...(f.emisor ? { emisor: f.emisor.trim() } : {}),
+    ...(since ? { desde: since.value.trim() } : {}),
+    ...(issuer ? { emisor: issuer.value.trim() } : {}),
   };
   const rows = await withBuyer(ctx, (r) => r.list(q));
   if (f.json) printJson(ctx, rows);

@@ -28,6 +28,6 @@ export async function run(ctx: Ctx, mes: string, f: SummaryFlags): Promise<void>
   // The clave and the supplier's name are outside text: through the sanitiser.
   for (const x of excluidos) {
     const mr = x.consecutivoReceptor ? `, MensajeReceptor ${x.consecutivoReceptor}` : '';
-    say(safeText(`  ${x.clave ?? '(sin clave)'} ${x.emisor.numero ?? ''} ${x.emisor.nombre ?? ''}, totalImpuesto ${x.totalImpuesto ?? '0'}${mr}: ${SITUACION_TEXT[x.motivo] ?? x.motivo}`));
+    say(safeText(`  ${x.clave ?? '(no clave)'} ${x.emisor.numero ?? ''} ${x.emisor.nombre ?? ''}, totalImpuesto ${x.totalImpuesto ?? '0'}${mr}: ${SITUACION_TEXT[x.motivo] ?? x.motivo}`));
   }
 }

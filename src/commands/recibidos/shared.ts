@@ -16,6 +16,10 @@ export interface ImportFlags {
   json?: boolean;
 }
 export interface ListFlags {
+  state?: string;
+  since?: string;
+  issuer?: string;
+  /** The first names of --state, --since and --issuer, kept as hidden aliases. */
   estado?: string;
   desde?: string;
   emisor?: string;
@@ -24,6 +28,7 @@ export interface ListFlags {
 }
 export interface ShowFlags {
   json?: boolean;
+  csv?: boolean;
 }
 export interface SummaryFlags {
   json?: boolean;
@@ -60,7 +65,7 @@ const LIST_HEADER = ['clave', 'estado', 'tipo', 'emisor', 'fechaEmision', 'total
 /** The list as a table (its cells through the sanitiser: they are the suppliers' words). */
 export function printList(ctx: Ctx, rows: RecibidoSummary[], opts: TableOptions = {}): void {
   const cells = rows.map((r) => [
-    r.clave ?? '(sin clave)',
+    r.clave ?? '(no clave)',
     r.estado,
     r.tipo ?? '',
     `${r.emisor.numero ?? ''} ${r.emisor.nombre ?? ''}`.trim(),
@@ -73,9 +78,17 @@ export function printList(ctx: Ctx, rows: RecibidoSummary[], opts: TableOptions 
   writeLine(ctx.io.stdout, renderTable(ctx, LIST_HEADER, cells, opts));
 }
 
-/** One received comprobante, a field a line; every value through the sanitiser (it is the supplier's XML). */
-export function printDetail(ctx: Ctx, d: RecibidoDetail): void {
-  const line = (k: string, v: string | null | undefined) => writeLine(ctx.io.stdout, `${safeText(k).padEnd(22)} ${safeText(v ?? '')}`);
+/**
+ * One received comprobante as field/value rows, through the house's table (cli/table.ts): aligned on a terminal,
+ * tab-separated when piped, CSV with --csv; every cell through the sanitiser (it is the supplier's XML).
+ */
+export function printDetail(ctx: Ctx, d: RecibidoDetail, opts: TableOptions = {}): void {
+  writeLine(ctx.io.stdout, renderTable(ctx, ['field', 'value'], detailRows(d), opts));
+}
+
+function detailRows(d: RecibidoDetail): string[][] {
+  const rows: string[][] = [];
+  const line = (k: string, v: string | null | undefined) => rows.push([k, v ?? '']);
   line('clave', d.clave);
   line('estado', d.estado);
   line('tipo', `${d.tipo ?? ''} v${d.version ?? '?'}`);
@@ -88,20 +101,21 @@ export function printDetail(ctx: Ctx, d: RecibidoDetail): void {
   line('IVA', SITUACION_TEXT[d.situacionIva] ?? d.situacionIva);
   for (const i of d.iva) line(`IVA tarifa ${i.codigoTarifaIVA}`, `${i.tarifa}% base ${i.base} impuesto ${i.impuesto}`);
   if (d.decision) {
-    line('respuesta', `Mensaje ${d.decision.mensaje} (${d.estado}), ${d.decision.mensajeClave ?? ''}`);
-    line('respuesta en Hacienda', d.respuestaEstado);
+    line('answer', `Mensaje ${d.decision.mensaje} (${d.estado}), ${d.decision.mensajeClave ?? ''}`);
+    line('answer at Hacienda', d.respuestaEstado);
     line('ivaAcreditable', d.decision.montoTotalImpuestoAcreditar);
     line('gastoAplicable', d.decision.montoTotalDeGastoAplicable);
     if (d.decision.detalle) line('detalle', d.decision.detalle);
-    if (d.respuestaEstado === 'rechazado' || d.respuestaEstado === 'error') line('respuesta de Hacienda', firstLine(d.decision.respuestaDetalle));
+    if (d.respuestaEstado === 'rechazado' || d.respuestaEstado === 'error') line("Hacienda's answer", firstLine(d.decision.respuestaDetalle));
   }
   // The answers replaced after Hacienda did not take them (issue 26), oldest first.
   for (const [i, a] of (d.respuestasAnteriores ?? []).entries()) {
-    line(`respuesta anterior ${i + 1}`, `Mensaje ${a.mensaje} (${a.estado}), ${a.mensajeClave ?? ''}, Hacienda: ${a.respuestaEstado ?? 'pendiente'}${a.respuestaDetalle ? ` (${firstLine(a.respuestaDetalle)})` : ''}, replaced ${a.reemplazadaEn}`);
+    line(`earlier answer ${i + 1}`, `Mensaje ${a.mensaje} (${a.estado}), ${a.mensajeClave ?? ''}, Hacienda: ${a.respuestaEstado ?? 'pendiente'}${a.respuestaDetalle ? ` (${firstLine(a.respuestaDetalle)})` : ''}, replaced ${a.reemplazadaEn}`);
   }
-  for (const f of d.hallazgos) writeLine(ctx.io.stdout, `hallazgo: ${findingText(f)}`);
+  for (const f of d.hallazgos) line('finding', findingText(f));
   // What Hacienda said at import is not repeated once it has accepted the document (asked again when answering).
-  for (const f of d.avisos) if (!(f.path === 'hacienda' && d.haciendaEstado === 'aceptado')) writeLine(ctx.io.stdout, `aviso: ${findingText(f)}`);
+  for (const f of d.avisos) if (!(f.path === 'hacienda' && d.haciendaEstado === 'aceptado')) line('warning', findingText(f));
+  return rows;
 }
 
 /** Hacienda's DetalleMensaje on one line, cut at 240 characters (all of it: `show --json` and the files). */
