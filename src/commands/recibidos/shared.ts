@@ -190,6 +190,23 @@ export interface DemoPurchase {
  * then accepted, partially accepted and rejected, each MensajeReceptor followed to Hacienda's verdict, and the month's
  * summary. Undefined when the backend cannot play suppliers (a remote profile).
  */
+/**
+ * The demo's supplier invoices were just issued to the emulator, which decides them a moment later; until it has, an
+ * answer is refused (issue 26: a MensajeReceptor about a comprobante Hacienda has not accepted would be rejected).
+ * The demo waits for that, up to its deadline, instead of forcing the answer; any other refusal is thrown at once.
+ */
+async function decideOnceHaciendaKnows(r: RecibidosApi, clave: string, plan: DecideOptions, deadline: number): ReturnType<RecibidosApi['decide']> {
+  for (;;) {
+    try {
+      return await r.decide(clave, plan, { waitMs: Math.max(1_000, deadline - Date.now()) });
+    } catch (e) {
+      const haciendaNotYet = e instanceof BackendError && e.findings.some((f) => f.path === 'hacienda');
+      if (!haciendaNotYet || Date.now() > deadline - 500) throw e;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 export async function demoPurchases(
   b: Backend,
   receptor: { tipo: string; numero: string; nombre?: string },
@@ -207,7 +224,7 @@ export async function demoPurchases(
   const purchases: DemoPurchase[] = [];
   for (const [i, x] of imported.entries()) {
     if (!x.clave || x.estado !== 'pendiente') continue;
-    const { result, detail } = await r.decide(x.clave, plan[i % 3]!, { waitMs: Math.max(1_000, deadline - Date.now()) });
+    const { result, detail } = await decideOnceHaciendaKnows(r, x.clave, plan[i % 3]!, deadline);
     purchases.push({
       clave: x.clave,
       proveedor: x.emisor ?? '',
