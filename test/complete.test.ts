@@ -21,6 +21,7 @@ import { ensureSigningKey } from '../src/service/keys.js';
 import { createTokenVerifier, issueToken } from '../src/service/tokens.js';
 import { makeServiceContext, type TestContext } from './helpers/api-context.js';
 import { ISSUER, validInvoice } from './helpers/bodies.js';
+import { runCli } from './helpers/cli.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 
 type Body = Record<string, any>;
@@ -180,6 +181,21 @@ describe('the three-rate factura written with decisions only (spawned fecr, loca
     expect(signed.stdout).toContain('<TotalComprobante>361850.65050</TotalComprobante>');
     expect(figuresAndStructure(signed.stdout.trim())).toBe(figuresAndStructure(byHand.stdout.trim()));
   }, 120_000);
+});
+
+describe('fecr batch (JSON, JSONL): bodies of decisions', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fecr-complete-batch-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each(['jsonl', 'json'])('--dry-run of a .%s of decision bodies: every document valido', async (ext) => {
+    const a = read(DECISIONS);
+    const b = { ...read(DECISIONS), numeroReferencia: 128 };
+    writeFileSync(join(dir, `docs.${ext}`), ext === 'jsonl' ? `${JSON.stringify(a)}\n${JSON.stringify(b)}\n` : JSON.stringify([a, b]));
+    const r = await runCli(['batch', `docs.${ext}`, '--dry-run'], { cwd: dir, env: { HOME: dir } });
+    expect(r.code, r.stderr).toBe(0);
+    const results = readFileSync(join(dir, `docs.${ext}.dry-run.results.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(results.map((x) => x.state)).toEqual(['valido', 'valido']);
+  });
 });
 
 describe('the client API: the spec\'s required figures, unless ?completar=1', () => {
