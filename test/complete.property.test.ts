@@ -55,7 +55,9 @@ const doc = fc.record({
 });
 
 /** The body a person writes: decisions only. */
-function decisionsOf(g: fc.infer<typeof doc>): { body: Record<string, any>; lines: Array<{ descuento: Dec; regalia: boolean; exo: number; rate: Dec }> } {
+type Generated = typeof doc extends fc.Arbitrary<infer T> ? T : never;
+
+function decisionsOf(g: Generated): { body: Record<string, any>; lines: Array<{ descuento: Dec; regalia: boolean; exo: number; rate: Dec }> } {
   const meta: Array<{ descuento: Dec; regalia: boolean; exo: number; rate: Dec }> = [];
   const detalleServicio = g.lines.map((l) => {
     const bruto = r5(new D(l.cantidad).times(l.precio));
