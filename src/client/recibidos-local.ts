@@ -7,6 +7,7 @@
 import type { ServiceContext } from '../service/context.js';
 import type { LocalRun } from '../service/local-run.js';
 import { BackendError } from './backend.js';
+import type { SupplierIssued, SupplierIssueRequest } from './emulator-suppliers.js';
 import type { DecideOptions, RecibidosApi } from './recibidos.js';
 import type { DecisionResult, ImportFile, ImportResult, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary } from './recibidos.js';
 
@@ -60,17 +61,19 @@ export class LocalRecibidos implements RecibidosApi {
     return mapped(() => recibidoFile(this.svc, id, clave, type));
   }
 
-  async supplierInvoices(receptor: { tipo: string; numero: string; nombre?: string }, count: number): Promise<{ clave: string; bytes: Buffer }[]> {
+  async supplierInvoices(req: SupplierIssueRequest): Promise<SupplierIssued[]> {
     await this.run.startHacienda();
-    if (this.svc.hacienda.environment !== 'local') throw new BackendError('invalid', 'test suppliers exist only in the local emulator (env local)');
-    const res = await fetch(`${this.svc.hacienda.endpoints.queryBaseUrl}/_emulator/suppliers/issue`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ receptor, cantidad: count }),
-    });
-    const body = (await res.json()) as { documentos?: { clave: string; xml: string }[]; error?: string };
-    if (!res.ok || !body.documentos) throw new BackendError('unavailable', `the emulator's suppliers could not issue: ${body.error ?? res.status}`);
-    return body.documentos.map((d) => ({ clave: d.clave, bytes: Buffer.from(d.xml, 'base64') }));
+    if (this.svc.hacienda.environment !== 'local') throw new BackendError('invalid', "test suppliers exist only in an emulator: this profile's Hacienda is the real one (env local has the embedded emulator; fecr hacienda suppliers issue --url URL reaches a running fecr hacienda serve)");
+    const { issueSupplierDocuments, SupplierIssueError } = await import('./emulator-suppliers.js');
+    try {
+      return await issueSupplierDocuments(this.svc.hacienda.endpoints.queryBaseUrl, req);
+    } catch (e) {
+      if (e instanceof SupplierIssueError) throw new BackendError('invalid', e.message, e.issues.map((x) => {
+        const at = x.indexOf(': ');
+        return at > 0 ? { path: x.slice(0, at), message: x.slice(at + 2) } : { path: 'suppliers', message: x };
+      }));
+      throw e;
+    }
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@
  * recibidos-local.ts) or remote mode (the client API's /api/recibidos endpoints: RemoteRecibidos below). Same shapes
  * as the service's (service/recibidos/), in both modes.
  */
+import type { SupplierIssued, SupplierIssueRequest } from './emulator-suppliers.js';
 import type { DecisionResult } from '../service/recibidos/decide.js';
 import type { ImportFile, ImportResult } from '../service/recibidos/import.js';
 import type { ExcludedDocument, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary, SituacionIva } from '../service/recibidos/queries.js';
@@ -29,10 +30,10 @@ export interface RecibidosApi {
   summary(mes: string): Promise<MonthlySummary>;
   file(clave: string, type: RecibidoFile): Promise<Buffer | null>;
   /**
-   * Local mode with the embedded emulator only (`fecr demo`): its test suppliers issue `count` signed invoices to the
-   * receptor; returns each file (clave and bytes). Absent elsewhere.
+   * Local mode with the embedded emulator only (`fecr demo`, `fecr hacienda suppliers issue`): its test suppliers
+   * issue signed comprobantes to the receptor (client/emulator-suppliers.ts); returns each file. Absent elsewhere.
    */
-  supplierInvoices?(receptor: { tipo: string; numero: string; nombre?: string }, count: number): Promise<{ clave: string; bytes: Buffer }[]>;
+  supplierInvoices?(req: SupplierIssueRequest): Promise<SupplierIssued[]>;
 }
 
 /**

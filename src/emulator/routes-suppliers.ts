@@ -7,8 +7,10 @@
  * Body: `{receptor: {tipo, numero, nombre?}, tipo?: "FE"|"ND"|"NC"|"FEC" (default FE), proveedor?: "<id>",
  *         lineas?: [{detalle, cabys, cantidad, precioUnitario, codigoTarifaIVA, unidadMedida?}],
  *         referencia?: "<clave>" (NC/ND), ambiente?: "production"|"sandbox" (default production, as env local),
- *         cantidad?: 1..1000 (documents to issue, default 1)}`
- * Answer: `{documentos: [{clave, tipo, proveedor: {identificacion, nombre}, xml: <base64>}]}` (one per cantidad).
+ *         cantidad?: 1..1000 (documents to issue, default 1),
+ *         esperarMs?: 0..600000 (answer once the emulator has decided every document issued, or after this long)}`
+ * Answer: `{documentos: [{clave, tipo, proveedor: {identificacion, nombre}, estado, xml: <base64>}]}` (one per cantidad;
+ * estado: the reception's state when the answer was written: aceptado/rechazado once decided, else recibido/procesando).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
@@ -38,7 +40,11 @@ const IssueBody = z.object({
   referencia: z.string().optional(),
   ambiente: z.enum(['production', 'sandbox']).default('production'),
   cantidad: z.number().int().min(1).max(1000).default(1),
+  esperarMs: z.number().int().min(0).max(600_000).default(0),
 });
+
+const UNDECIDED = new Set(['recibido', 'procesando']);
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export interface SupplierRouteDeps {
   store: EmulatorStore;
@@ -83,8 +89,17 @@ export function registerSupplierRoutes(app: FastifyInstance, deps: SupplierRoute
         clave: issued.doc.clave,
         tipo: b.tipo,
         proveedor: { identificacion: supplier.identificacion, nombre: supplier.nombre },
+        estado: 'recibido',
         xml: Buffer.from(issued.xml, 'utf8').toString('base64'),
       });
+    }
+    // Asked to wait: until the processor has decided each document (the buyer can then answer it), or the deadline.
+    // Wall-clock time (deps.now may be a test's frozen clock).
+    const deadline = Date.now() + b.esperarMs;
+    for (;;) {
+      for (const d of documentos) d.estado = deps.store.getReception(env, d.clave)?.estado ?? d.estado;
+      if (!documentos.some((d) => UNDECIDED.has(d.estado)) || Date.now() >= deadline) break;
+      await sleep(Math.min(25, Math.max(1, deadline - Date.now())));
     }
     return reply.code(201).send({ documentos });
   });

@@ -214,7 +214,7 @@ export async function demoPurchases(
 ): Promise<{ purchases: DemoPurchase[]; resumen: import('../../client/recibidos.js').MonthlySummary } | undefined> {
   const r = b.recibidos?.();
   if (!r?.supplierInvoices) return undefined;
-  const files = await r.supplierInvoices(receptor, 3);
+  const files = await r.supplierInvoices({ receptor, count: 3 });
   const imported = await r.import(files.map((f) => ({ name: `${f.clave}.xml`, bytes: f.bytes })));
   const plan: DecideOptions[] = [
     { decision: 'aceptar' },
