@@ -26,6 +26,7 @@ import { defineEmisorCommands } from '../commands/emisor/index.js';
 import { defineLookupCommands } from '../commands/lookups/index.js';
 import { defineSendCommand } from '../commands/send/index.js';
 import { defineStatusCommand } from '../commands/status/index.js';
+import { defineTestCommand } from '../commands/test/index.js';
 import { profileBackend, type BackendFactory, type Ctx } from './context.js';
 import { CLIENT_EXIT, EXIT, EXIT_CODE_HELP, SilentExit, UsageError, UserError } from './errors.js';
 import { examplesHelp } from './examples.js';
@@ -102,6 +103,7 @@ export function buildProgram(ctx: Ctx): Command {
   defineEmisorCommands(program, ctx);
   defineSendCommand(program, ctx);
   defineBatchCommand(program, ctx);
+  defineTestCommand(program, ctx);
   defineStatusCommand(program, ctx);
   defineDownloadCommand(program, ctx);
   defineDocumentsCommands(program, ctx);

@@ -128,6 +128,22 @@ function itemOfJson(row: number, text: string, where: string, file: string, star
   return n === undefined ? { row, body } : { row, body, numeroReferencia: n };
 }
 
+/**
+ * A `.json` file that holds one body (an object, as `fecr send` takes it) rather than an array: one item, read and
+ * completed as a batch's element (`fecr test` takes both). A byte not in the encoding is a ReaderError.
+ */
+export async function readJsonObject(file: string, opts: BatchReadOptions = {}): Promise<BatchItem> {
+  const { readFile } = await import('node:fs/promises');
+  const { decodeText } = await import('../text-input.js');
+  let text: string;
+  try {
+    text = decodeText(await readFile(file), opts.name ?? file, opts);
+  } catch (e) {
+    throw e instanceof TextEncodingError ? new ReaderError(e.reason) : e;
+  }
+  return itemOfJson(1, text, 'body', opts.name ?? file, { line: 1, column: 1 });
+}
+
 async function* readJsonl(file: string, opts: BatchReadOptions): AsyncGenerator<BatchItem> {
   for await (const { line, text } of jsonlLines(file, opts)) yield itemOfJson(line, text, `line ${line}`, opts.name ?? file, { line, column: 1 });
 }
