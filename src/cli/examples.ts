@@ -190,6 +190,14 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr batch facturas.csv --restart', 'start over; the earlier journal and results kept aside'],
     ['fecr batch facturas.csv --encoding windows-1252 --decimal-comma', 'a CSV of Excel in Spanish: ";", 1.250,50'],
   ],
+  test: [
+    ['fecr test invoices/', 'every body of the folder on a throwaway local profile: exit 0 when each verdict is what it expects'],
+    ['fecr test invoices/ --junit report.xml', 'and a JUnit XML report for CI'],
+    ['fecr test factura.json lote.jsonl ventas.csv', 'files: one body or an array (.json), one body a line (.jsonl), rows (.csv)'],
+    ['fecr test invoices/ --faults faults.json', "the emulator answers 5xx, loses answers, … as the fault file says"],
+    ['fecr test invoices/ --profile sandbox', "the same files on a profile of yours, e.g. Hacienda's sandbox (its issuers registered)"],
+    ['fecr test invoices/ --keep', "keep the throwaway profile's data dir to look at the documents"],
+  ],
   status: [
     ['fecr status "$CLAVE"', "state and Hacienda's answer"],
     ['fecr status "$CLAVE" --watch --timeout 300', 'refresh until Hacienda decides'],
