@@ -212,6 +212,13 @@ describe('README tour', () => {
 
     const blocks = [...tourBlocks(readme), ...tourBlocks(readme, SERVICE_HEADING)];
     const started = Date.now();
+    // Step 6 (the hosted instance) starts at the first command after its "# 6." comment.
+    const lines = readme.split('\n');
+    const tourStart = lines.findIndex((l) => l.trim() === TOUR_HEADING);
+    const step6Line = lines.findIndex((l, n) => n > tourStart && /^# 6\. /.test(l)) + 1;
+    const step6 = tourBlocks(readme).flat().find((l) => l.readmeLine > step6Line);
+    expect(step6, 'the tour has a step 6').toBeDefined();
+    let step6Output: { stdout: string; stderr: string } | undefined;
     for (const [i, block] of blocks.entries()) {
       const r = await runBash(blockScript(block), { cwd: work, env, timeoutMs: 90_000 });
       const tail = (s: string) => (s.length > 6000 ? `…${s.slice(-6000)}` : s);
@@ -219,7 +226,16 @@ describe('README tour', () => {
         { block: i + 1, code: r.code, timedOut: r.timedOut },
         `tour block ${i + 1} (README.md:${block[0]?.readmeLine}) failed:\n--- stderr\n${tail(r.stderr)}\n--- stdout\n${tail(r.stdout)}`,
       ).toEqual({ block: i + 1, code: 0, timedOut: false });
+      if (block.some((l) => l.readmeLine === step6!.readmeLine)) step6Output = { stdout: r.stdout, stderr: r.stderr.slice(r.stderr.indexOf(`tour $ ${step6!.command}\n`)) };
     }
+    // Step 6's output is the client's alone: no line of the service's log (pino's JSON lines) among it; the log is in
+    // the file the service named once.
+    const LOG_LINE = /^\{"level":\d+,"time":\d+/m;
+    expect(step6Output!.stderr).toContain(`tour $ ${step6!.command}`);
+    expect(step6Output!.stdout, 'a log line in step 6 (stdout)').not.toMatch(LOG_LINE);
+    expect(step6Output!.stderr, 'a log line in step 6 (stderr)').not.toMatch(LOG_LINE);
+    expect(step6Output!.stderr.match(/^log: .*serve\.log$/gm)).toEqual([`log: ${join(work, 'srv', 'serve.log')}`]);
+    expect(readFileSync(join(work, 'srv', 'serve.log'), 'utf8')).toMatch(LOG_LINE);
     // What the tour says it leaves behind.
     expect(existsSync(join(work, 'fecr-demo', 'issuer.p12'))).toBe(true);
     expect(readFileSync(join(work, 'factura.pdf')).subarray(0, 5).toString('latin1')).toBe('%PDF-');

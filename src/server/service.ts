@@ -77,6 +77,8 @@ export interface ServiceOptions {
   mail?: Partial<MailDefaults> | false;
   /** CA certificates trusted for received comprobantes (`--recibidos-trust`); absent: FECR_RECIBIDOS_TRUST of env. */
   recibidosTrust?: { value: string; setting: string };
+  /** The log's JSON lines to this file instead of stderr (`fecr serve --log-file`). */
+  logFile?: string;
   warn?: (message: string) => void;
 }
 
@@ -120,6 +122,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     ...(external ? { endpoints: resolveEndpoints('local', { baseUrl: external }) } : {}),
     emulatorDelayMs: opts.emulatorDelayMs,
     warn: opts.warn,
+    ...(opts.logFile ? { logFile: opts.logFile } : {}),
     webhookTargets: webhookTargetPolicy(environment, { allowPrivate: opts.allowPrivateWebhooks, env: opts.env }),
     ...(opts.mail !== undefined ? { mail: opts.mail } : {}),
     ...(opts.recibidosTrust ? { recibidosTrust: opts.recibidosTrust } : {}),

@@ -61,6 +61,8 @@ export interface OpenServiceOptions {
   /** Emulator processing delay (ms) in env local. */
   emulatorDelayMs?: number;
   logger?: Logger;
+  /** Without `logger`: the log's JSON lines go to this file (appended, 0600) instead of stderr (`fecr serve --log-file`). */
+  logFile?: string;
   warn?: (message: string) => void;
   now?: () => number;
   /** Where account webhooks may point (`fecr serve`: webhookTargetPolicy(environment, …)); default anywhere. */
@@ -101,7 +103,8 @@ export async function openService(opts: OpenServiceOptions): Promise<OpenedServi
   // A bad FECR_RECIBIDOS_MAX_BYTES or trust setting is said now, not at the first import.
   const recibidosMaxBytes = receivedMaxBytes(opts.env);
   const recibidosTrust = await checkedTrust(opts);
-  const logger = opts.logger ?? pino({ level: opts.env.FECR_LOG_LEVEL ?? 'info', redact: REDACT }, pino.destination(2));
+  const destination = opts.logFile ? pino.destination({ dest: opts.logFile, mkdir: true, append: true, sync: true, mode: 0o600 }) : pino.destination(2);
+  const logger = opts.logger ?? pino({ level: opts.env.FECR_LOG_LEVEL ?? 'info', redact: REDACT }, destination);
   const environment = opts.environment ?? 'local';
   const hosted = opts.database !== undefined && /^postgres(ql)?:\/\//i.test(opts.database);
   // Every process of a hosted deployment must seal and open secrets with the same key: no per-machine fallback.

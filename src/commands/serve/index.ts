@@ -13,6 +13,8 @@ export function defineServeCommand(program: Command, ctx: Ctx): void {
       'run the service: auth server, client API, worker (and the Hacienda emulator with --env local); prints one JSON line when ready, and on stderr the fecr config set command for a remote profile',
     )
     .option('--data-dir <dir>', 'data dir (default FECR_DATA_DIR or the platform data dir)')
+    .option('--log-file <file>', 'write the log (JSON lines) to this file, or - for stderr; default: <data dir>/serve.log when stderr is a terminal (its path said once), else stderr')
+    .option('--log-format <format>', 'json: the log as JSON lines on stderr, as a deployment collects it, even on a terminal (the only format)')
     .option('--database <url>', 'postgres://… to share one PostgreSQL among many fecr processes (default FECR_DATABASE_URL, else SQLite in the data dir)')
     .option('--role <roles>', 'what this process runs: all, or a comma-separated list of auth, api, worker', 'all')
     .option('--host <host>', 'address to listen on', '127.0.0.1')

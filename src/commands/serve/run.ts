@@ -1,11 +1,14 @@
 import type { Ctx } from '../../cli/context.js';
 import { waitForStopSignal } from '../../cli/signals.js';
 import { UsageError, UserError } from '../../cli/errors.js';
-import { writeLine } from '../../cli/io.js';
+import path from 'node:path';
+import { resolvePath, writeLine } from '../../cli/io.js';
 import type { Store } from '../../store/index.js';
 
 export interface ServeFlags {
   dataDir?: string;
+  logFile?: string;
+  logFormat?: string;
   host: string;
   authPort: string;
   apiPort: string;
@@ -69,9 +72,13 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
     process.exit(1);
   };
   process.on('unhandledRejection', onRejection);
+  const dataDir = resolveDataDir(ctx.io.env, f.dataDir);
+  const logFile = logFileOf(ctx, f, dataDir);
+  if (logFile) writeLine(ctx.io.stderr, `log: ${logFile}`);
   try {
     svc = await startService({
-      dataDir: resolveDataDir(ctx.io.env, f.dataDir),
+      dataDir,
+      ...(logFile ? { logFile } : {}),
       env: ctx.io.env,
       ...(database ? { database } : {}),
       roles,
@@ -113,6 +120,21 @@ export async function run(ctx: Ctx, f: ServeFlags): Promise<void> {
 
   await svc.close();
   process.off('unhandledRejection', onRejection);
+}
+
+/**
+ * Where the log goes: a file, or undefined for stderr. `--log-file FILE` (`-`: stderr); else `--log-format json`:
+ * stderr; else `<data dir>/serve.log` when stderr is a terminal, so the person who started the service (and the
+ * commands they run beside it) is not flooded with request lines; else stderr, as a deployment reads it.
+ */
+function logFileOf(ctx: Ctx, f: ServeFlags, dataDir: string): string | undefined {
+  if (f.logFormat !== undefined && f.logFormat.trim().toLowerCase() !== 'json') throw new UsageError(`--log-format must be json (got "${f.logFormat}")`);
+  if (f.logFile !== undefined) {
+    if (f.logFile.trim() === '') throw new UsageError('--log-file needs a file name, or - for stderr');
+    return f.logFile === '-' ? undefined : resolvePath(ctx.io, f.logFile);
+  }
+  if (f.logFormat !== undefined) return undefined;
+  return (ctx.io.stderr as { isTTY?: boolean }).isTTY ? path.join(dataDir, 'serve.log') : undefined;
 }
 
 /** --trust-proxy, else FECR_TRUST_PROXY: the proxies whose X-Forwarded-For is believed (none when unset). */
