@@ -18,6 +18,7 @@ import { actividadFromInput } from '../../core/catalog/actividades.js';
 import { actividadItems } from '../../core/rules/registry-rules.js';
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
+import { certificateFailure } from '../../cli/certificate.js';
 import type { Ctx } from '../../cli/context.js';
 import { EXIT, UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
@@ -95,7 +96,8 @@ export async function askIssuerRecord(ctx: Ctx, backend: Backend, verb: 'registe
           described = describeP12(p12, v, now);
           return true;
         } catch (e) {
-          return (e as { code?: string }).code === 'WRONG_PIN' ? 'wrong PIN for this certificate, try again' : `the certificate cannot be opened: ${(e as Error).message}`;
+          const why = certificateFailure(e) ?? `the certificate cannot be opened: ${(e as Error).message}`;
+          return (e as { code?: string }).code === 'WRONG_PIN' ? `${why}, try again` : why;
         }
       },
     });
