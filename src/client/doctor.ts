@@ -67,7 +67,7 @@ export async function runDoctor(ctx: Ctx): Promise<DoctorReport> {
 
 function configCheck(file: string, active: ActiveProfile): DoctorCheck {
   const p = active.profile;
-  const what = p.mode === 'local' ? `local, env ${p.env}${p.haciendaUrl && p.env !== 'local' ? `, Hacienda at ${p.haciendaUrl}` : ''}` : `remote, ${p.baseUrl}`;
+  const what = p.mode === 'local' ? `local, env ${p.env}${p.haciendaUrl ? `, Hacienda at ${p.haciendaUrl}` : ''}` : `remote, ${p.baseUrl}`;
   if (!existsSync(file)) return { check: 'config', status: 'ok', message: `profile "${active.name}" (${what}); no config file yet (${file}: fecr config set writes it)` };
   if (openToOthers(file)) {
     return { check: 'config', status: 'warn', message: `${file} is mode ${modeText(statSync(file).mode)}: other users may read it`, fix: `chmod 600 ${file}` };

@@ -60,6 +60,10 @@ export interface LocalProfile {
   recibidosTrust?: string;
   /** Mails go to the outbox whatever is configured (`fecr demo`). */
   outboxOnly?: boolean;
+  /** Env local: an external emulator (`fecr hacienda serve`) at this URL, given as `endpoints`; none is started here. */
+  haciendaUrl?: string;
+  /** Env local: the fault file the embedded emulator starts with (docs/faults.md). */
+  emulatorFaults?: string;
 }
 
 /** How the caller will use a local backend. */
@@ -107,6 +111,8 @@ async function startMailThread(ctx: Ctx): Promise<MailThread> {
 async function openWith(ctx: Ctx, profile: LocalProfile, opts: LocalBackendOptions, mail: Awaited<ReturnType<typeof localMailDefaults>>, mailThread: MailThread | undefined): Promise<Backend> {
   const [{ openService, resolveDataDir, REDACT }, { default: pino }, run] = await Promise.all([import('../service/runtime.js'), import('pino'), import('../service/local-run.js')]);
   const dataDir = profile.dataDir ? path.resolve(ctx.io.cwd, profile.dataDir) : resolveDataDir(ctx.io.env);
+  // A bad fault file is said before anything is sent, with its findings.
+  const faults = await (await import('./emulator-faults.js')).emulatorFaultsOf(ctx.io.cwd, profile);
   const level = ctx.io.env.FECR_LOG_LEVEL ?? (ctx.debug ? 'warn' : 'silent');
   let opened: OpenedService;
   try {
@@ -132,7 +138,7 @@ async function openWith(ctx: Ctx, profile: LocalProfile, opts: LocalBackendOptio
     if (typeof code === 'string' && /^(E[A-Z]+|SQLITE_\w+)$/.test(code)) throw new BackendError('unavailable', `data dir ${dataDir}: cannot open (${code})`);
     throw e;
   }
-  return new LocalBackend(ctx, opened, dataDir, profile, run, opts, mailThread);
+  return new LocalBackend(ctx, opened, dataDir, profile, run, opts, mailThread, faults);
 }
 
 class LocalBackend implements Backend {
@@ -151,6 +157,7 @@ class LocalBackend implements Backend {
     private readonly local: LocalRunModule,
     opts: LocalBackendOptions = {},
     mailThread?: MailThread,
+    faults?: import('../emulator/faults.js').FaultFile,
   ) {
     this.svc = opened.ctx;
     this.bulk = opts.bulk ?? false;
@@ -159,6 +166,8 @@ class LocalBackend implements Backend {
       ...(opts.bulk !== undefined ? { bulk: opts.bulk } : {}),
       ...(profile.emulatorDelayMs !== undefined ? { emulatorDelayMs: profile.emulatorDelayMs } : {}),
       ...(mailThread ? { mailThread } : {}),
+      ...(faults ? { emulatorFaults: faults } : {}),
+      ...(profile.haciendaUrl && (profile.env ?? 'local') === 'local' ? { externalEmulator: true } : {}),
     });
   }
 

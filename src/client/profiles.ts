@@ -33,8 +33,13 @@ export interface LocalProfile {
   mailReplyTo?: string;
   /** The CAs a supplier's signing certificate may chain to, beside the shipped ones (FECR_RECIBIDOS_TRUST's form). */
   recibidosTrust?: string;
-  /** Env sandbox|production: Hacienda's IdP, reception and queries at this one URL (a proxy, an emulator) instead of Hacienda's own. */
+  /**
+   * Hacienda's IdP, reception and queries at this one URL instead of Hacienda's own (env sandbox|production: a proxy,
+   * an emulator) or of the embedded emulator (env local: a shared `fecr hacienda serve`, the embedded one not started).
+   */
   haciendaUrl?: string;
+  /** Env local: the fault file (absolute path, docs/faults.md) the embedded emulator starts with. */
+  emulatorFaults?: string;
 }
 
 export interface RemoteProfile {
@@ -96,13 +101,15 @@ export const KEY_SCHEMAS = {
   mailReplyTo: z.string().trim().min(3, 'must be an e-mail address'),
   /** Local mode: CA certificates (PEM/DER files or folders, path-delimiter separated) trusted for received comprobantes. */
   recibidosTrust: z.string().trim().min(1, 'must name CA certificate files or folders'),
-  /** Local mode, env sandbox|production: Hacienda's IdP, reception and queries at one base URL instead of Hacienda's. */
+  /** Local mode: Hacienda's IdP, reception and queries at one base URL instead of Hacienda's (env local: instead of the embedded emulator). */
   haciendaUrl: httpUrl,
+  /** Local mode, env local: a fault file for the embedded emulator (checked when set, and read when the emulator starts). */
+  emulatorFaults: z.string().trim().min(1, 'must name a fault file (JSON, docs/faults.md)'),
 } as const;
 export type ProfileKey = keyof typeof KEY_SCHEMAS;
 export const PROFILE_KEYS = Object.keys(KEY_SCHEMAS) as ProfileKey[];
 
-const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account', 'smtpUrl', 'mailFrom', 'mailReplyTo', 'recibidosTrust', 'haciendaUrl'];
+const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account', 'smtpUrl', 'mailFrom', 'mailReplyTo', 'recibidosTrust', 'haciendaUrl', 'emulatorFaults'];
 const REMOTE_KEYS: ProfileKey[] = ['mode', 'authUrl', 'baseUrl', 'base'];
 
 /** Where the profile in use was named: the flag, the environment, or nowhere (the implicit "default"). */
@@ -229,7 +236,7 @@ export function checkValue(key: string, value: string, cwd: string): string {
   // Never the value as given: an smtpUrl refused for its password would print that password.
   if (!r.success) throw new ClientError('usage', `${key}: ${r.error.issues[0]?.message ?? 'invalid value'} (got "${shownValue(key, value)}")`);
   if (key === 'recibidosTrust') return r.data.split(path.delimiter).filter((p) => p.trim() !== '').map((p) => path.resolve(cwd, p.trim())).join(path.delimiter);
-  return key === 'dataDir' ? path.resolve(cwd, r.data) : r.data;
+  return key === 'dataDir' || key === 'emulatorFaults' ? path.resolve(cwd, r.data) : r.data;
 }
 
 /** The mode of a stored profile: its `mode`, else remote when it names an auth server or API, else local. */
@@ -264,6 +271,7 @@ export function resolveProfile(name: string, stored: StoredProfile = {}): Profil
       ...(values.mailReplyTo !== undefined ? { mailReplyTo: values.mailReplyTo } : {}),
       ...(values.recibidosTrust !== undefined ? { recibidosTrust: values.recibidosTrust } : {}),
       ...(values.haciendaUrl !== undefined ? { haciendaUrl: values.haciendaUrl } : {}),
+      ...(values.emulatorFaults !== undefined ? { emulatorFaults: values.emulatorFaults } : {}),
     };
   }
   for (const key of ['authUrl', 'baseUrl'] as const) {
@@ -321,6 +329,7 @@ export class ProfileStore {
       if (seen.has(key)) throw new ClientError('usage', `${key} is given twice`);
       seen.add(key);
       checked.push([key as ProfileKey, v]);
+      if (key === 'emulatorFaults') await checkFaultFile(v);
     }
     const all = this.all();
     all[name] = { ...(all[name] ?? {}), ...Object.fromEntries(checked) };
@@ -375,6 +384,17 @@ export class ProfileStore {
 }
 
 const CONFIG_FILE = 'config.json';
+
+/** A fault file is checked when set: its findings (`reject[0].codigo: …`) refuse it, nothing is written. */
+async function checkFaultFile(file: string): Promise<void> {
+  const { readFaultFile, FaultFileError } = await import('../emulator/faults.js');
+  try {
+    readFaultFile(file);
+  } catch (e) {
+    if (!(e instanceof FaultFileError)) throw e;
+    throw new ClientError('usage', `emulatorFaults: ${[e.message, ...e.findings.map((f) => `${f.path}: ${f.message}`)].join('; ')}`);
+  }
+}
 
 /** Opens the profiles of the config dir of `env` (creating nothing until the first write). */
 export async function openProfiles(env: Record<string, string | undefined>): Promise<ProfileStore> {

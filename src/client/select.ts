@@ -150,8 +150,12 @@ async function openLocal(ctx: Ctx, profile: LocalProfile, opts: LocalBackendOpti
   return openLocalBackend(ctx, endpoints ? { ...profile, endpoints } : profile, opts);
 }
 
-/** A local profile's Hacienda URLs when it names its own: env sandbox|production with `haciendaUrl`, all at that URL. */
+/**
+ * A local profile's Hacienda URLs when it names its own (`haciendaUrl`), all at that URL: in env sandbox|production a
+ * proxy or an emulator in Hacienda's place; in env local an external `fecr hacienda serve` (the emulator's realm and
+ * paths), whose presence keeps the embedded emulator from starting (local-backend.ts).
+ */
 export async function haciendaEndpointsOf(profile: LocalProfile): Promise<HaciendaEndpoints | undefined> {
-  if (!profile.haciendaUrl || profile.env === 'local') return undefined;
+  if (!profile.haciendaUrl) return undefined;
   return (await import('../hacienda/client/endpoints.js')).resolveEndpoints(profile.env, { baseUrl: profile.haciendaUrl });
 }

@@ -79,6 +79,8 @@ export interface ValidationResult {
   condicionVenta?: string;
   /** CodigoActividadEmisor, to register a first-time issuer and to check it against the catalogue. */
   codigoActividadEmisor?: string;
+  /** Each line's Detalle, for the fault file's rejections by text (reject-rules.ts). */
+  detalles?: string[];
   /** The CABYS code of each line, for the catalogue check (-400). */
   cabys?: { linea: string; codigo: string }[];
   /** The Emisor's Ubicacion, for the registry check (-37). */
@@ -184,6 +186,7 @@ export function analyzeDocument(xmlBytes: Uint8Array, meta: ValidationMeta, opts
     montoTotalImpuesto: doc.resumen.totalImpuesto,
     totalFactura: doc.resumen.totalComprobante,
     referencias: doc.informacionReferencia.filter((r) => r.numero).map((r) => ({ tipoDoc: r.tipoDocIR, numero: r.numero! })),
+    detalles: doc.lineas.map((l) => l.detalle),
   };
   if (doc.codigoActividadEmisor) result.codigoActividadEmisor = doc.codigoActividadEmisor;
   if (doc.condicionVenta) result.condicionVenta = doc.condicionVenta;

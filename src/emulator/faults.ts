@@ -2,7 +2,12 @@
  * Fault injection for tests and chaos runs, set at start and through `/_emulator/faults`.
  * Random decisions use an injectable source (`random`), so runs are reproducible with a seed.
  */
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { findingsFromZod } from '../core/input/findings.js';
+import { strictObject } from '../core/input/unknown-keys.js';
+import type { Finding } from '../core/model.js';
+import { rejectRuleSchema, type RejectRule } from './reject-rules.js';
 
 export type FaultTarget = 'idp' | 'recepcion' | 'fe';
 
@@ -23,8 +28,10 @@ export interface FaultConfig {
   lostResponseRate: number;
   /** The IdP answers 503 to every request. */
   idpOutage: boolean;
-  /** These claves are rejected whatever their content. */
+  /** These claves are rejected whatever their content (-9090). */
   rejectClaves: string[];
+  /** Rejections by predicate (numeroReferencia, emisor, kind, a line's Detalle): reject-rules.ts. */
+  reject: RejectRule[];
   /** Reception answers 403 to these IdP usernames. */
   forbiddenUsers: string[];
   /** APIs the random faults (latency, 5xx, 429, drops, lost responses) apply to. */
@@ -57,6 +64,7 @@ export const NO_FAULTS: FaultConfig = {
   lostResponseRate: 0,
   idpOutage: false,
   rejectClaves: [],
+  reject: [],
   forbiddenUsers: [],
   targets: ['idp', 'recepcion', 'fe'],
   methods: ['GET', 'POST'],
@@ -64,29 +72,121 @@ export const NO_FAULTS: FaultConfig = {
   quotaPerMinute: 0,
 };
 
-const fraction = z.number().min(0).max(1);
+const FRACTION = 'must be a number from 0 to 1';
+const fraction = z.number().min(0, FRACTION).max(1, FRACTION);
+const whole = (max: number) => {
+  const m = `must be a whole number from 0 to ${max}`;
+  return z.number({ error: m }).int(m).min(0, m).max(max, m);
+};
+const ms = (max: number, description: string) => whole(max).meta({ description });
+
+/** The faults, field by field: one definition for the run-time patch (`/_emulator/faults`) and the fault file. */
+const faultFields = {
+  errorRate: fraction.meta({ description: 'Fraction of API requests answered 503 before any processing.' }),
+  lostResponseRate: fraction.meta({ description: 'Fraction processed normally whose connection is cut before the answer is written.' }),
+  rateLimitRate: fraction.meta({ description: 'Fraction answered 429 with Retry-After before any processing.' }),
+  dropRate: fraction.meta({ description: 'Fraction whose connection is destroyed before any processing.' }),
+  retryAfterSeconds: whole(3600).meta({ description: 'Retry-After seconds of the rateLimitRate 429s (default 1).' }),
+  latencyMs: ms(600_000, 'Added delay before handling each API request, ms.'),
+  responseDelayMs: ms(600_000, 'Added delay after processing, before the answer is written, ms.'),
+  indexDelayMs: ms(3_600_000, 'For this long after a POST was accepted, GET /recepcion/{clave} answers 404 as for an unknown clave (as the real sandbox), ms.'),
+  quotaPerMinute: whole(1_000_000).meta({ description: 'Per-issuer POST /recepcion quota per clock minute; over it, 429 with Retry-After (0 = off).' }),
+  idpOutage: z.boolean().meta({ description: 'The IdP answers 503 to every request.' }),
+  rejectClaves: z.array(z.string()).meta({ description: 'These claves are rejected (-9090) whatever their content.' }),
+  reject: z.array(rejectRuleSchema).max(1000).meta({ description: 'Rejections by predicate, each rule applied to every received comprobante.' }),
+  forbiddenUsers: z.array(z.string()).meta({ description: 'Reception answers 403 to these IdP usernames.' }),
+  targets: z.array(z.enum(['idp', 'recepcion', 'fe'])).meta({ description: 'APIs the random faults apply to (default all).' }),
+  methods: z.array(z.enum(['GET', 'POST'])).meta({ description: 'HTTP methods the random faults apply to (default both).' }),
+};
 
 export const faultPatchSchema = z
   .object({
-    latencyMs: z.number().int().min(0).max(600_000),
-    responseDelayMs: z.number().int().min(0).max(600_000),
-    errorRate: fraction,
-    rateLimitRate: fraction,
-    retryAfterSeconds: z.number().int().min(0).max(3600),
-    dropRate: fraction,
-    lostResponseRate: fraction,
-    idpOutage: z.boolean(),
-    rejectClaves: z.array(z.string()),
-    forbiddenUsers: z.array(z.string()),
-    targets: z.array(z.enum(['idp', 'recepcion', 'fe'])),
-    methods: z.array(z.enum(['GET', 'POST'])),
-    indexDelayMs: z.number().int().min(0).max(3_600_000),
-    quotaPerMinute: z.number().int().min(0).max(1_000_000),
+    ...faultFields,
     /** true: start from no faults before applying the other fields. */
     reset: z.boolean(),
   })
   .partial()
   .strict();
+
+const opt = <T extends z.ZodType>(t: T) => t.optional();
+
+/**
+ * The fault file (`fecr hacienda serve --faults FILE`, a local profile's `emulatorFaults`, `fecr test --faults`):
+ * the faults of a run, and the seed of its random ones. schemas/faults.schema.json is made from this schema
+ * (faultFileJsonSchema; checked by test/fault-file.test.ts).
+ */
+export const faultFileSchema = strictObject({
+  $schema: z.string().optional().meta({ description: 'The JSON schema of this file, for editors (ignored).' }),
+  seed: z.number().int().min(0).max(0xffff_ffff).optional().meta({ description: 'Seed of the random faults: the same seed, the same faults in the same order of requests.' }),
+  errorRate: opt(faultFields.errorRate),
+  lostResponseRate: opt(faultFields.lostResponseRate),
+  rateLimitRate: opt(faultFields.rateLimitRate),
+  dropRate: opt(faultFields.dropRate),
+  retryAfterSeconds: opt(faultFields.retryAfterSeconds),
+  latencyMs: opt(faultFields.latencyMs),
+  responseDelayMs: opt(faultFields.responseDelayMs),
+  indexDelayMs: opt(faultFields.indexDelayMs),
+  quotaPerMinute: opt(faultFields.quotaPerMinute),
+  idpOutage: opt(faultFields.idpOutage),
+  rejectClaves: opt(faultFields.rejectClaves),
+  reject: opt(faultFields.reject),
+  forbiddenUsers: opt(faultFields.forbiddenUsers),
+  targets: opt(faultFields.targets),
+  methods: opt(faultFields.methods),
+})
+  .superRefine((f, ctx) => {
+    if ((f.errorRate ?? 0) + (f.rateLimitRate ?? 0) + (f.dropRate ?? 0) > 1) ctx.addIssue({ code: 'custom', path: ['errorRate'], message: 'errorRate + rateLimitRate + dropRate must be at most 1' });
+  })
+  .meta({ title: 'fecr fault file', description: "Faults of fecr's Hacienda emulator (docs/faults.md)." });
+
+/** A fault file read: the faults to start with, and the seed of the random ones. */
+export interface FaultFile {
+  faults: FaultPatch;
+  seed?: number;
+}
+
+/** A fault file that cannot be used: its findings (`reject[1].codigo: …`), or none when it cannot be read. */
+export class FaultFileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly findings: Finding[],
+    message = `${file}: invalid fault file: ${findings.length} finding${findings.length === 1 ? '' : 's'}`,
+  ) {
+    super(message);
+    this.name = 'FaultFileError';
+  }
+}
+
+/** Reads and parses a fault file (`shown`: its name in messages, default the path); throws FaultFileError. */
+export function readFaultFile(file: string, shown = file): FaultFile {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? 'error';
+    throw new FaultFileError(shown, [], `${shown}: cannot read the fault file (${code === 'ENOENT' ? 'no such file' : code})`);
+  }
+  return parseFaultFile(text, shown);
+}
+
+/** Parses a fault file's text (JSON); throws FaultFileError with the findings. */
+export function parseFaultFile(text: string, file: string): FaultFile {
+  let json: unknown;
+  try {
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (e) {
+    throw new FaultFileError(file, [{ path: '(file)', message: `not JSON: ${e instanceof Error ? e.message : String(e)}` }]);
+  }
+  const r = faultFileSchema.safeParse(json);
+  if (!r.success) throw new FaultFileError(file, findingsFromZod(r.error).map((f) => (f.path === '(body)' ? { ...f, path: '(file)' } : f)));
+  const { $schema: _schema, seed, ...faults } = r.data;
+  return { faults, ...(seed !== undefined ? { seed } : {}) };
+}
+
+/** The JSON schema of the fault file (schemas/faults.schema.json), as its writer types it. */
+export function faultFileJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(faultFileSchema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+}
 
 export type FaultPatch = z.infer<typeof faultPatchSchema>;
 

@@ -8,6 +8,7 @@ import { parseClave } from '../core/clave.js';
 import { referenceErrors } from './kinds.js';
 import { deliverCallback, type CallbackOptions } from './callback.js';
 import type { FaultConfig } from './faults.js';
+import { forcedItems } from './reject-rules.js';
 import type { MensajeHaciendaSigner } from './mensaje.js';
 import type { Registry, TaxpayerRecord } from './registry.js';
 import { actividadItems, cabysItems, type RuleItem } from '../core/rules/registry-rules.js';
@@ -187,10 +188,12 @@ export class ReceptionProcessor {
       }
     }
     if (!result.unreadable && !rec.consecutivoReceptor) errors.push(...referenceErrors(store, env, result));
-    const forced = this.o.faults().rejectClaves;
-    if (forced.includes(rec.clave) || forced.includes(key)) {
+    const faults = this.o.faults();
+    if (faults.rejectClaves.includes(rec.clave) || faults.rejectClaves.includes(key)) {
       errors.push({ codigo: CODIGOS.RECHAZO_FORZADO, mensaje: 'Rechazo forzado por la configuración de fallas del emulador.', fila: 0, columna: 0 });
     }
+    // The fault file's rules by predicate apply to comprobantes, not to a receptor's MensajeReceptor.
+    if (faults.reject.length > 0 && !rec.consecutivoReceptor) errors.push(...forcedItems(faults.reject, { clave: rec.clave, ...(result.detalles ? { detalles: result.detalles } : {}) }));
     if (!result.accepted && isAccepted(errors)) {
       errors.push({ codigo: CODIGOS.ERROR_INTERNO, mensaje: 'El validador rechazó el comprobante sin indicar el motivo.', fila: 0, columna: 0 });
     }

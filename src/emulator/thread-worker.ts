@@ -1,10 +1,13 @@
 /** Worker-thread side of thread.ts: runs one emulator (validation on this thread) and answers the owner. */
 import { parentPort, workerData } from 'node:worker_threads';
 import { startEmulator, type RunningEmulator } from './index.js';
+import type { FaultPatch } from './faults.js';
 
 export interface ThreadStart {
   dataFile?: string;
   processingDelayMs?: number;
+  faults?: FaultPatch;
+  seed?: number;
 }
 
 export type ThreadRequest = { id: number; type: 'whenIdle' } | { id: number; type: 'pending' } | { id: number; type: 'close' };
@@ -19,6 +22,8 @@ try {
   emulator = await startEmulator({
     ...(start.dataFile !== undefined ? { dataFile: start.dataFile } : {}),
     ...(start.processingDelayMs !== undefined ? { processingDelayMs: start.processingDelayMs } : {}),
+    ...(start.faults !== undefined ? { faults: start.faults } : {}),
+    ...(start.seed !== undefined ? { seed: start.seed } : {}),
     validationThreads: 0,
   });
   port.postMessage({ type: 'ready', url: emulator.url } satisfies ThreadReply);

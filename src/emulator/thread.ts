@@ -13,12 +13,16 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './thread-worker.js';
 import { workerModule } from '../adapters/worker-module.js';
+import type { FaultPatch } from './faults.js';
 
 export interface EmulatorThreadOptions {
   /** SQLite file of the emulator's state (default: in memory). */
   dataFile?: string;
   /** Time from reception to verdict, ms (default 200). */
   processingDelayMs?: number;
+  /** Initial faults (a fault file's, plain data) and the seed of the random ones. */
+  faults?: FaultPatch;
+  seed?: number;
 }
 
 export interface EmulatorThread {
@@ -46,6 +50,8 @@ export function startEmulatorThread(opts: EmulatorThreadOptions = {}): Promise<E
   const start: ThreadStart = {
     ...(opts.dataFile !== undefined ? { dataFile: opts.dataFile } : {}),
     ...(opts.processingDelayMs !== undefined ? { processingDelayMs: opts.processingDelayMs } : {}),
+    ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
+    ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
   };
   // From the sources (tsx, vitest) the thread must register tsx before it can load a .ts module (`--import tsx`
   // in a worker's execArgv does not reach a worker's own imports on Node 20): its entry is then a script that

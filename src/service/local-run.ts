@@ -20,6 +20,7 @@ import type { DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { DocumentWatch } from './document-watch.js';
 import type { MailRenderThread } from './delivery/email-render-pool.js';
+import type { FaultFile } from '../emulator/faults.js';
 import { hurryDocumentJobs, mailJobsToRun, openDeliveryJobsOf, openMailJobsOf, sendJobOf } from '../store/jobs.js';
 
 /** The default account of local mode (created on first use with a random password nobody needs). */
@@ -38,6 +39,10 @@ export interface LocalRunOptions {
   emulatorDelayMs?: number;
   /** The mail thread, started early by a one-document command (client/local-backend.ts); closed with the run. */
   mailThread?: MailRenderThread;
+  /** Env local: the faults the embedded emulator starts with (a fault file's, docs/faults.md). */
+  emulatorFaults?: FaultFile;
+  /** Env local: Hacienda is an external emulator already in the service's endpoints (a profile's haciendaUrl); none is started. */
+  externalEmulator?: boolean;
 }
 
 /** The embedded emulator as the local run uses it: in this thread or on a worker thread. */
@@ -109,9 +114,14 @@ export class LocalRun {
   /** Env local: starts the embedded emulator and points the service at it (once). */
   startHacienda(): Promise<void> {
     return (this.hacienda ??= (async () => {
-      if (this.svc.hacienda.environment !== 'local') return;
+      if (this.svc.hacienda.environment !== 'local' || this.opts.externalEmulator) return;
       const { resolveEndpoints } = await import('../hacienda/index.js');
-      const options = { dataFile: path.join(this.opts.dataDir, 'emulator.db'), processingDelayMs: this.opts.emulatorDelayMs ?? 50 };
+      const f = this.opts.emulatorFaults;
+      const options = {
+        dataFile: path.join(this.opts.dataDir, 'emulator.db'),
+        processingDelayMs: this.opts.emulatorDelayMs ?? 50,
+        ...(f ? { faults: f.faults, ...(f.seed !== undefined ? { seed: f.seed } : {}) } : {}),
+      };
       try {
         await this.startEmulator(options);
       } catch (e) {
@@ -270,7 +280,7 @@ export class LocalRun {
     await this.emulator?.close();
   }
 
-  private async startEmulator(options: { dataFile: string; processingDelayMs: number }): Promise<void> {
+  private async startEmulator(options: { dataFile: string; processingDelayMs: number; faults?: FaultFile['faults']; seed?: number }): Promise<void> {
     if (this.opts.bulk) {
       // On a thread of its own: the emulator's work (HTTP, state, the analysis of every document) runs beside
       // this event loop, which has the service's work to do (a batch keeps both busy).

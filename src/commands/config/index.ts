@@ -11,7 +11,8 @@ export function defineConfigCommands(program: Command, ctx: Ctx): void {
       '\nKeys: mode (local|remote), env (local|sandbox|production), dataDir, account, authUrl, baseUrl, base;' +
         '\n  local mode, the mails to the receptors: smtpUrl (smtp[s]://user@host:port, no password), mailFrom, mailReplyTo;' +
         "\n  local mode, received comprobantes: recibidosTrust (CA certificate files or folders suppliers' signatures may chain to);" +
-        "\n  local mode, env sandbox|production: haciendaUrl (Hacienda's IdP, reception and queries at this one URL instead of Hacienda's own)." +
+        "\n  local mode: haciendaUrl (Hacienda's IdP, reception and queries at this one URL instead of Hacienda's own; with env local, a shared" +
+        '\n  fecr hacienda serve instead of the embedded emulator); env local: emulatorFaults (a fault file for the embedded emulator, docs/faults.md).' +
         '\nExample: fecr config set mode=remote authUrl=https://auth.example.com baseUrl=https://api.example.com base=acme --profile hosted' +
         '\nOnly config set creates a profile ("default" always exists; fecr demo creates "demo"); naming another one is an error.',
     );

@@ -1,6 +1,6 @@
 import type { Ctx } from '../../cli/context.js';
 import { waitForStopSignal } from '../../cli/signals.js';
-import { UsageError, UserError } from '../../cli/errors.js';
+import { EXIT, SilentExit, UsageError, UserError } from '../../cli/errors.js';
 import { resolvePath, writeLine } from '../../cli/io.js';
 import { info } from '../../cli/output.js';
 
@@ -19,6 +19,7 @@ export interface ServeEmulatorFlags {
   reject?: string[];
   indexDelay?: string;
   quotaPerMinute?: string;
+  faults?: string;
   seed?: string;
   validationThreads?: string;
   supplierInvoices?: string;
@@ -50,6 +51,8 @@ export async function run(ctx: Ctx, f: ServeEmulatorFlags): Promise<void> {
     ...(f.quotaPerMinute !== undefined && { quotaPerMinute: num('--quota-per-minute', f.quotaPerMinute, { min: 1, max: 1_000_000, integer: true }) }),
   };
   const validationThreads = num('--validation-threads', f.validationThreads, { max: 64, integer: true });
+  // The fault file first, the fault flags over it.
+  const file = f.faults === undefined ? undefined : await readFaults(ctx, f.faults);
   const { startEmulator } = await import('../../emulator/index.js');
   let emulator;
   try {
@@ -59,8 +62,8 @@ export async function run(ctx: Ctx, f: ServeEmulatorFlags): Promise<void> {
       processingDelayMs,
       users: f.users === undefined ? undefined : resolvePath(ctx.io, f.users),
       dataFile: f.data === undefined ? undefined : resolvePath(ctx.io, f.data),
-      faults,
-      seed: num('--seed', f.seed, { integer: true }),
+      faults: { ...file?.faults, ...faults },
+      seed: num('--seed', f.seed, { integer: true }) ?? file?.seed,
       validationThreads,
       validationThreadsAtStart: true,
     });
@@ -86,4 +89,18 @@ export async function run(ctx: Ctx, f: ServeEmulatorFlags): Promise<void> {
   await waitForStopSignal();
 
   await emulator.close();
+}
+
+/** The fault file of --faults; a bad one is its findings, one per line, and exit 1. */
+async function readFaults(ctx: Ctx, file: string) {
+  const { readFaultFile, FaultFileError } = await import('../../emulator/faults.js');
+  try {
+    return readFaultFile(resolvePath(ctx.io, file), file);
+  } catch (e) {
+    if (!(e instanceof FaultFileError)) throw e;
+    if (e.findings.length === 0) throw new UserError(e.message);
+    const { printFindings } = await import('../../cli/findings.js');
+    printFindings(ctx, e.message, e.findings);
+    throw new SilentExit(EXIT.error);
+  }
 }

@@ -1,0 +1,146 @@
+// Faults without a server chain (issue 28): the same folder of 10 bodies sent with `fecr batch --wait` on a local
+// profile without faults and on one whose embedded emulator has a fault file (30 % of requests answered 5xx, 20 % of
+// the rest processed with their answer lost, seeded) gets the same verdicts, each document received exactly once
+// (the emulator's POST count per clave, from its emulator.db), in less than twice the time; then the same fault file
+// served by a real `fecr hacienda serve --faults` process that a profile reaches through `haciendaUrl` (env local):
+// the same verdicts again, the faults counted by the emulator, still no second reception.
+import { existsSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../src/emulator/sqlite-store.js';
+import { runCli, tempDir } from './helpers/cli.js';
+import { makeTestIssuer } from './helpers/issuer.js';
+import { validInvoice } from './helpers/bodies.js';
+import { spawnFecr, type Spawned } from './helpers/spawn.js';
+import { getJson } from './helpers/e2e.js';
+
+const dir = tempDir('fecr-faults-batch-');
+const env = { HOME: dir, FECR_NO_KEYCHAIN: '1' };
+const fecr = (args: string[]) => runCli(args, { env, cwd: dir });
+
+/** The rejection rules of both runs: the folder holds accepted, rejected and warned documents. */
+const RULES = [
+  { numeroReferencia: 3, codigo: '-52' },
+  { detalleContains: 'RECHAZAR', codigo: '-54' },
+  { numeroReferencia: 7, codigo: '-37', aviso: true },
+];
+const CLEAN = { reject: RULES };
+const FAULTY = { seed: 28, errorRate: 0.3, lostResponseRate: 0.2, reject: RULES };
+
+/** Row → [estado, codes] as the batch's results file says. */
+type Verdicts = Record<number, [string | undefined, string[]]>;
+
+function verdicts(resultsFile: string): Verdicts {
+  const out: Verdicts = {};
+  for (const line of readFileSync(resultsFile, 'utf8').trim().split('\n')) {
+    const r = JSON.parse(line) as { row: number; estado?: string; errores?: { codigo: number | string; aviso?: boolean }[] };
+    out[r.row] = [r.estado, (r.errores ?? []).map((e) => `${e.codigo}${e.aviso ? ' (aviso)' : ''}`)];
+  }
+  return out;
+}
+
+const EXPECTED: Verdicts = {
+  1: ['aceptado', []],
+  2: ['aceptado', []],
+  3: ['rechazado', ['-52']],
+  4: ['aceptado', []],
+  5: ['aceptado', []],
+  6: ['rechazado', ['-54']],
+  7: ['aceptado', ['-37 (aviso)']],
+  8: ['aceptado', []],
+  9: ['aceptado', []],
+  10: ['aceptado', []],
+};
+
+/** Runs the folder (as one JSONL file) through `fecr batch --wait` on a profile; its verdicts and the time it took. */
+async function batch(profile: string): Promise<{ verdicts: Verdicts; ms: number; stdout: string }> {
+  const work = join(dir, profile);
+  mkdirSync(work, { recursive: true });
+  writeFileSync(join(work, 'bodies.jsonl'), readFileSync(join(dir, 'bodies.jsonl')));
+  const t0 = performance.now();
+  const r = await runCli(['batch', 'bodies.jsonl', '--wait', '--json', '--profile', profile], { env, cwd: work });
+  const ms = performance.now() - t0;
+  // Exit 3: rows were rejected (on purpose).
+  expect(r.code, r.stderr).toBe(3);
+  return { verdicts: verdicts(join(work, 'bodies.jsonl.results.jsonl')), ms, stdout: r.stdout };
+}
+
+/** The embedded emulator's receptions of a profile's data dir: [clave, POSTs that created it, POSTs refused as duplicates]. */
+function receptions(dataDir: string): [string, number, number][] {
+  const store = new SqliteStore(join(dataDir, 'emulator.db'));
+  try {
+    return store.listReceptions().map((r) => [r.clave, r.acceptedPosts, r.duplicatePosts]);
+  } finally {
+    store.close();
+  }
+}
+
+let served: Spawned<{ url: string }> | undefined;
+
+beforeAll(async () => {
+  // 10 bodies: invoices 1..10 of the test issuer, line 1 of row 6 saying RECHAZAR.
+  const rows = Array.from({ length: 10 }, (_, i) => {
+    const b = validInvoice();
+    b.numeroReferencia = i + 1;
+    if (i + 1 === 6) b.detalleServicio[0].detalle = 'Servicio que se debe RECHAZAR';
+    return JSON.stringify(b);
+  });
+  writeFileSync(join(dir, 'bodies.jsonl'), rows.join('\n') + '\n');
+  writeFileSync(join(dir, 'clean.json'), JSON.stringify(CLEAN));
+  writeFileSync(join(dir, 'faulty.json'), JSON.stringify(FAULTY));
+  writeFileSync(join(dir, 'issuer.json'), JSON.stringify(makeTestIssuer().issuer));
+  for (const [name, faults] of [['warm', 'clean.json'], ['clean', 'clean.json'], ['faulty', 'faulty.json']] as const) {
+    const set = await fecr(['config', 'set', 'mode=local', `dataDir=${join(dir, `data-${name}`)}`, `emulatorFaults=${faults}`, '--profile', name]);
+    expect(set.code, set.stderr).toBe(0);
+    const reg = await fecr(['emisor', 'register', 'issuer.json', '--profile', name]);
+    expect(reg.code, reg.stderr).toBe(0);
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await served?.stop();
+});
+
+describe('the same folder with and without faults (fecr batch --wait, local profiles with emulatorFaults)', () => {
+  it('30 % 5xx and 20 % lost answers: the same verdicts, one reception per clave, in less than twice the time', async () => {
+    // An untimed first run loads what any first run of this process loads (modules, the XSD validator): the two
+    // timed runs then compare like with like.
+    expect((await batch('warm')).verdicts).toEqual(EXPECTED);
+    const clean = await batch('clean');
+    const faulty = await batch('faulty');
+    expect(clean.verdicts).toEqual(EXPECTED);
+    expect(faulty.verdicts).toEqual(clean.verdicts);
+    for (const name of ['clean', 'faulty']) {
+      const recs = receptions(join(dir, `data-${name}`));
+      expect(recs).toHaveLength(10);
+      // Each clave was POSTed once: no second reception refused as "ya fue recibido" either.
+      for (const [clave, accepted, duplicates] of recs) expect([clave, accepted, duplicates]).toEqual([clave, 1, 0]);
+    }
+    console.log(`fault-free batch of 10: ${Math.round(clean.ms)} ms; with 30 % 5xx + 20 % lost answers: ${Math.round(faulty.ms)} ms (×${(faulty.ms / clean.ms).toFixed(2)})`);
+    expect(faulty.ms).toBeLessThan(2 * clean.ms);
+  }, 180_000);
+});
+
+describe('haciendaUrl on a local profile: a shared `fecr hacienda serve --faults` instead of the embedded emulator', () => {
+  it('the same verdicts; the emulator counted its faults and received each clave once; no embedded emulator ran', async () => {
+    served = await spawnFecr<{ url: string }>(['hacienda', 'serve', '--port', '0', '--delay', '50', '--faults', join(dir, 'faulty.json')], { env: { HOME: join(dir, 'serve-home') } });
+    const url = served.ready.url;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const data = join(dir, 'data-shared');
+    const set = await fecr(['config', 'set', 'mode=local', `dataDir=${data}`, `haciendaUrl=${url}`, '--profile', 'shared']);
+    expect(set.code, set.stderr).toBe(0);
+    expect((await fecr(['emisor', 'register', 'issuer.json', '--profile', 'shared'])).code).toBe(0);
+    const shared = await batch('shared');
+    expect(shared.verdicts).toEqual(EXPECTED);
+    const stats = (await getJson(`${url}/_emulator/stats`)).body as { faults: { serverErrors: number; lostResponses: number } };
+    // The faults did happen (their count depends on the seed and the order of requests).
+    expect(stats.faults.serverErrors).toBeGreaterThan(0);
+    expect(stats.faults.lostResponses).toBeGreaterThan(0);
+    const recs = ((await getJson(`${url}/_emulator/receptions`)).body as { receptions: { acceptedPosts: number; duplicatePosts: number }[] }).receptions;
+    expect(recs).toHaveLength(10);
+    for (const r of recs) expect([r.acceptedPosts, r.duplicatePosts]).toEqual([1, 0]);
+    console.log(`shared emulator: ${JSON.stringify(stats.faults)}; batch ${Math.round(shared.ms)} ms`);
+    // The profile talked to the shared emulator only: its data dir has no emulator of its own.
+    expect(existsSync(join(data, 'emulator.db'))).toBe(false);
+  }, 180_000);
+});
