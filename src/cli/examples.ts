@@ -72,6 +72,15 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr hacienda serve --port 8443 --data emulator.db', 'fixed port, state kept in a file'],
     ['fecr hacienda serve --error-rate 0.1 --latency 500 --seed 7', 'with faults, reproducibly'],
   ],
+  'hacienda suppliers': [
+    ['fecr hacienda suppliers issue --to 3101123456 --count 5 --out entrada', "5 supplier invoices to the profile's issuer, from its embedded emulator"],
+    ['fecr hacienda suppliers issue --url http://127.0.0.1:8090 --to 3101123456 --out entrada', 'from a running fecr hacienda serve'],
+  ],
+  'hacienda suppliers issue': [
+    ['fecr hacienda suppliers issue --to 3101123456 --count 5 --out entrada', 'then: fecr recibidos import entrada, fecr recibidos aceptar CLAVE'],
+    ['fecr hacienda suppliers issue --to 3101123456 --tipo NC --referencia CLAVE --out entrada', 'a credit note about a document the emulator received'],
+    ['fecr hacienda suppliers issue --url http://127.0.0.1:8090 --to 3101123456 --json', 'from a running fecr hacienda serve; the claves and states as JSON'],
+  ],
   serve: [
     ['fecr serve', 'auth server, API, worker and emulator on SQLite in the data dir'],
     ['fecr serve --data-dir ./srv --auth-port 8081 --api-port 8080', 'own data dir and ports'],
