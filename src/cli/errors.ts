@@ -23,7 +23,7 @@ export const EXIT_CODE_HELP = `Exit codes:
   0  ok
   1  error (invalid input, failed check, internal error)
   2  usage (unknown command or flag, missing argument)
-  3  rejected by Hacienda
+  3  rejected by Hacienda; fecr test: a verdict that is not the one expected
   4  authentication (bad credentials, expired or revoked session; documents held because Hacienda refused an issuer's credentials)
   8  still pending (a wait timed out before Hacienda decided)
   130  interrupted (Ctrl-C); fecr batch then says to rerun with --resume`;
