@@ -101,6 +101,19 @@ describe('fecr test on the fixtures folder', () => {
     ]);
   });
 
+  it('a body fecr refuses, or a line that is not JSON, where aceptado is expected: the line says what fecr found', async () => {
+    const dir = join(work, 'refused');
+    mkdirSync(dir, { recursive: true });
+    const body = JSON.parse(readFileSync(join(work, 'invoices', '06-total-equivocado.json'), 'utf8')) as object;
+    writeFileSync(join(dir, 'lote.jsonl'), `${JSON.stringify(body)}\n{"emisor": \n`);
+    const r = await fecr(['test', 'refused']);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stdout).toContain(
+      '✗ refused/lote.jsonl:1  -  invalido detalleServicio[0].montoTotalLinea: expected aceptado, got invalido detalleServicio[0].montoTotalLinea (detalleServicio[0].montoTotalLinea: is 999999 but montoTotal + impuestoNeto is 322050.00000)',
+    );
+    expect(r.stdout).toMatch(/^✗ refused\/lote\.jsonl:2  -  invalido refused\/lote\.jsonl:2:\d+: expected aceptado, got invalido refused\/lote\.jsonl:2:\d+ \(refused\/lote\.jsonl:2:\d+: Unexpected end of JSON input\)$/m);
+  });
+
   it('runs the same files on a profile of the user\'s (--profile), registering the issuers there once', async () => {
     const data = join(home, 'ci-data');
     for (const [k, v] of [['mode', 'local'], ['env', 'local'], ['dataDir', data]]) expect((await fecr(['config', 'set', k!, v!, '--profile', 'ci'])).code).toBe(0);

@@ -96,7 +96,9 @@ export function judge(expect: Expectation, o: Outcome): string[] {
   if (o.failure) return [o.failure];
   const problems: string[] = [];
   if (o.estado !== expect.estado) {
-    problems.push(`expected ${describeExpectation(expect)}, got ${o.estado}`);
+    // What fecr found, when it refused the body: its first finding that names a field (else its headline).
+    const f = o.estado === 'invalido' ? (o.findings.find((x) => x.path !== '') ?? o.findings[0]) : undefined;
+    problems.push(`expected ${describeExpectation(expect)}, got ${describeOutcome(o)}${f ? ` (${f.path ? `${f.path}: ` : ''}${f.message})` : ''}`);
     return problems;
   }
   const { codigos, avisos } = codesOf(o);

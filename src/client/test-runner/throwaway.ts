@@ -25,7 +25,7 @@ export async function openThrowaway(ctx: ClientContext, opts: { faults?: string 
   const dataDir = await mkdtemp(path.join(tmpdir(), 'fecr-test-run-'));
   // Its own master key in its data dir (read before the OS keychain is tried: nothing of a run lands in the keychain).
   await writeFile(path.join(dataDir, 'master.key'), randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
-  const profile: LocalProfile & { emulatorFaults?: string } = {
+  const profile: LocalProfile = {
     dataDir,
     env: 'local',
     // Test documents: the receptors' mails stay in the data dir's outbox, whatever SMTP server the environment names.
