@@ -4,7 +4,7 @@
 // findings with their field paths, never a stack trace.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { faultFileJsonSchema, FaultFileError, parseFaultFile } from '../src/emulator/faults.js';
 import { forcedItems, rejectRuleSchema } from '../src/emulator/reject-rules.js';

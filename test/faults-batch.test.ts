@@ -3,8 +3,9 @@
 // the rest processed with their answer lost, seeded) gets the same verdicts, each document received exactly once
 // (the emulator's POST count per clave, from its emulator.db), in less than twice the time; then the same fault file
 // served by a real `fecr hacienda serve --faults` process that a profile reaches through `haciendaUrl` (env local):
-// the same verdicts again, the faults counted by the emulator, still no second reception.
-import { existsSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+// the same verdicts again, the faults counted by the emulator, still no second reception. And `fecr test` of the
+// repository's own folder (fixtures/test-suite) with `--faults`: the same results as without, in less than twice the time.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/emulator/sqlite-store.js';
@@ -142,5 +143,42 @@ describe('haciendaUrl on a local profile: a shared `fecr hacienda serve --faults
     console.log(`shared emulator: ${JSON.stringify(stats.faults)}; batch ${Math.round(shared.ms)} ms`);
     // The profile talked to the shared emulator only: its data dir has no emulator of its own.
     expect(existsSync(join(data, 'emulator.db'))).toBe(false);
+  }, 180_000);
+});
+
+describe('fecr test fixtures/test-suite --faults (its throwaway profile gets the file as emulatorFaults)', () => {
+  type TestResult = { where: string; estado?: string; ok: boolean; errores: { codigo: number; aviso: boolean }[]; findings: unknown[] };
+  const suite = new URL('../fixtures/test-suite', import.meta.url).pathname;
+  const faults = () => join(dir, 'suite-faulty.json');
+  const run = async (args: string[]) => {
+    const t0 = performance.now();
+    const r = await runCli(['test', suite, '--json', ...args], { env, cwd: dir });
+    const ms = performance.now() - t0;
+    // The suite holds one expectation wrong on purpose: exit 3.
+    expect(r.code, r.stderr).toBe(3);
+    const out = JSON.parse(r.stdout) as { results: TestResult[] };
+    const results = out.results.map((x) => [x.where, x.ok, x.estado, x.errores.map((e) => `${e.codigo}${e.aviso ? ' (aviso)' : ''}`), x.findings.length]);
+    return { results, ms, stderr: r.stderr };
+  };
+
+  it('the same results as without faults, each document received once, in less than twice the time', async () => {
+    writeFileSync(faults(), JSON.stringify({ seed: 28, errorRate: 0.3, lostResponseRate: 0.2 }));
+    await run([]); // untimed: what a first run loads
+    const clean = await run([]);
+    const faulty = await run(['--faults', faults(), '--keep']);
+    const kept = /kept the throwaway profile's data dir: (\S+)/.exec(faulty.stderr)?.[1];
+    expect(kept).toBeDefined();
+    try {
+      expect(faulty.results).toEqual(clean.results);
+      expect(faulty.results.filter((r) => r[1] === false).map((r) => r[0])).toEqual([expect.stringContaining('09-expectativa-equivocada')]);
+      const recs = receptions(kept!);
+      // Every document sent (all but the one fecr refused before sending) was POSTed once.
+      expect(recs.length).toBe(faulty.results.filter((r) => r[2] !== 'invalido').length);
+      for (const [clave, accepted, duplicates] of recs) expect([clave, accepted, duplicates]).toEqual([clave, 1, 0]);
+    } finally {
+      rmSync(kept!, { recursive: true, force: true });
+    }
+    console.log(`fecr test of fixtures/test-suite: ${Math.round(clean.ms)} ms; with 30 % 5xx + 20 % lost answers: ${Math.round(faulty.ms)} ms (×${(faulty.ms / clean.ms).toFixed(2)})`);
+    expect(faulty.ms).toBeLessThan(2 * clean.ms);
   }, 180_000);
 });
