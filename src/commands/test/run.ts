@@ -54,15 +54,19 @@ export async function run(ctx: Ctx, paths: string[], opts: TestFlags, profileFla
     if (registered.length) info(ctx, `test issuer${registered.length > 1 ? 's' : ''} ${registered.join(', ')}: registered with a generated test certificate`);
     const { runTests } = await import('../../client/test-runner/run.js');
     const stop = new AbortController();
-    const onSigint = () => {
+    // Ctrl-C, or a CI job cancelled (SIGTERM): the documents in flight finish, the report is written, the throwaway
+    // data dir removed.
+    const onSignal = () => {
+      if (!stop.signal.aborted) info(ctx, '\ninterrupted: finishing the documents in flight…');
       stop.abort();
-      info(ctx, '\ninterrupted: finishing the documents in flight…');
     };
-    process.on('SIGINT', onSigint);
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
     try {
       return await runTests(cases, { backend: b, concurrency, timeoutMs, onResult, signal: stop.signal });
     } finally {
-      process.off('SIGINT', onSigint);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
     }
   };
 
