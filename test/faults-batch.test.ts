@@ -1,7 +1,8 @@
 // Faults without a server chain (issue 28): the same folder of 10 bodies sent with `fecr batch --wait` on a local
 // profile without faults and on one whose embedded emulator has a fault file (30 % of requests answered 5xx, 20 % of
 // the rest processed with their answer lost, seeded) gets the same verdicts, each document received exactly once
-// (the emulator's POST count per clave, from its emulator.db), in less than twice the time; then the same fault file
+// (the emulator's POST count per clave, from its emulator.db), in less than twice the time (the faster of two runs
+// each); then the same fault file
 // served by a real `fecr hacienda serve --faults` process that a profile reaches through `haciendaUrl` (env local):
 // the same verdicts again, the faults counted by the emulator, still no second reception. And `fecr test` of the
 // repository's own folder (fixtures/test-suite) with `--faults`: the same results as without, in less than twice the time.
@@ -90,7 +91,8 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'clean.json'), JSON.stringify(CLEAN));
   writeFileSync(join(dir, 'faulty.json'), JSON.stringify(FAULTY));
   writeFileSync(join(dir, 'issuer.json'), JSON.stringify(makeTestIssuer().issuer));
-  for (const [name, faults] of [['warm', 'clean.json'], ['clean', 'clean.json'], ['faulty', 'faulty.json']] as const) {
+  const profiles = [['warm', 'clean.json'], ['clean-1', 'clean.json'], ['faulty-1', 'faulty.json'], ['clean-2', 'clean.json'], ['faulty-2', 'faulty.json']] as const;
+  for (const [name, faults] of profiles) {
     const set = await fecr(['config', 'set', 'mode=local', `dataDir=${join(dir, `data-${name}`)}`, `emulatorFaults=${faults}`, '--profile', name]);
     expect(set.code, set.stderr).toBe(0);
     const reg = await fecr(['emisor', 'register', 'issuer.json', '--profile', name]);
@@ -106,18 +108,26 @@ describe('the same folder with and without faults (fecr batch --wait, local prof
   it('30 % 5xx and 20 % lost answers: the same verdicts, one reception per clave, in less than twice the time', async () => {
     // An untimed first run loads what any first run of this process loads (modules, the XSD validator): the two
     // timed runs then compare like with like.
+    // Each timed twice, alternating, on fresh profiles (the same bodies again on one would be "already sent"); the
+    // faster of each pair is compared, so a spell of load from the other test files does not decide the result.
     expect((await batch('warm')).verdicts).toEqual(EXPECTED);
-    const clean = await batch('clean');
-    const faulty = await batch('faulty');
-    expect(clean.verdicts).toEqual(EXPECTED);
-    expect(faulty.verdicts).toEqual(clean.verdicts);
-    for (const name of ['clean', 'faulty']) {
+    const runs = { clean: [] as Awaited<ReturnType<typeof batch>>[], faulty: [] as Awaited<ReturnType<typeof batch>>[] };
+    for (const k of [1, 2]) {
+      runs.clean.push(await batch(`clean-${k}`));
+      runs.faulty.push(await batch(`faulty-${k}`));
+    }
+    for (const r of [...runs.clean, ...runs.faulty]) expect(r.verdicts).toEqual(EXPECTED);
+    const fastest = (rs: { ms: number }[]) => ({ ms: Math.min(...rs.map((r) => r.ms)) });
+    const clean = fastest(runs.clean);
+    const faulty = fastest(runs.faulty);
+    for (const name of ['clean-1', 'faulty-1', 'clean-2', 'faulty-2']) {
       const recs = receptions(join(dir, `data-${name}`));
       expect(recs).toHaveLength(10);
       // Each clave was POSTed once: no second reception refused as "ya fue recibido" either.
       for (const [clave, accepted, duplicates] of recs) expect([clave, accepted, duplicates]).toEqual([clave, 1, 0]);
     }
-    console.log(`fault-free batch of 10: ${Math.round(clean.ms)} ms; with 30 % 5xx + 20 % lost answers: ${Math.round(faulty.ms)} ms (×${(faulty.ms / clean.ms).toFixed(2)})`);
+    const all = (rs: { ms: number }[]) => rs.map((r) => Math.round(r.ms)).join(', ');
+    console.log(`fault-free batch of 10: ${all(runs.clean)} ms; with 30 % 5xx + 20 % lost answers: ${all(runs.faulty)} ms (fastest ×${(faulty.ms / clean.ms).toFixed(2)})`);
     expect(faulty.ms).toBeLessThan(2 * clean.ms);
   }, 180_000);
 });
@@ -164,8 +174,14 @@ describe('fecr test fixtures/test-suite --faults (its throwaway profile gets the
   it('the same results as without faults, each document received once, in less than twice the time', async () => {
     writeFileSync(faults(), JSON.stringify({ seed: 28, errorRate: 0.3, lostResponseRate: 0.2 }));
     await run([]); // untimed: what a first run loads
-    const clean = await run([]);
+    // Each timed twice, alternating; the faster of each pair compared (as above).
+    const cleans = [await run([])];
     const faulty = await run(['--faults', faults(), '--keep']);
+    cleans.push(await run([]));
+    const faulties = [faulty, await run(['--faults', faults()])];
+    for (const r of [...cleans, ...faulties]) expect(r.results).toEqual(cleans[0]!.results);
+    const clean = { ...cleans[0]!, ms: Math.min(...cleans.map((r) => r.ms)) };
+    const fastestFaulty = Math.min(...faulties.map((r) => r.ms));
     const kept = /kept the throwaway profile's data dir: (\S+)/.exec(faulty.stderr)?.[1];
     expect(kept).toBeDefined();
     try {
@@ -178,7 +194,8 @@ describe('fecr test fixtures/test-suite --faults (its throwaway profile gets the
     } finally {
       rmSync(kept!, { recursive: true, force: true });
     }
-    console.log(`fecr test of fixtures/test-suite: ${Math.round(clean.ms)} ms; with 30 % 5xx + 20 % lost answers: ${Math.round(faulty.ms)} ms (×${(faulty.ms / clean.ms).toFixed(2)})`);
-    expect(faulty.ms).toBeLessThan(2 * clean.ms);
+    const all = (rs: { ms: number }[]) => rs.map((r) => Math.round(r.ms)).join(', ');
+    console.log(`fecr test of fixtures/test-suite: ${all(cleans)} ms; with 30 % 5xx + 20 % lost answers: ${all(faulties)} ms (fastest ×${(fastestFaulty / clean.ms).toFixed(2)})`);
+    expect(fastestFaulty).toBeLessThan(2 * clean.ms);
   }, 180_000);
 });
