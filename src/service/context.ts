@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { HaciendaEndpoints } from '../hacienda/index.js';
 import type { Store } from '../store/index.js';
-import type { HeavyWork } from './heavy-work.js';
+import type { HeavyWork } from './heavy-work-types.js';
 import type { MailDefaults } from './mail-defaults.js';
 import type { SecretBox } from './secrets.js';
 import type { WebhookTargetPolicy } from './webhook-targets.js';

@@ -22,20 +22,12 @@ import { workerModule } from '../adapters/worker-module.js';
 import type { ReceivedAnalysis } from '../core/received/check.js';
 import type { TrustStore } from '../core/sign/chain.js';
 import type { DocumentRow } from '../store/schema.js';
+import type { HeavyWork, PdfRow } from './heavy-work-types.js';
 import type { HeavyAnswer, HeavyTask } from './heavy-work-worker.js';
 import { PdfCache, PDF_CACHE_BYTES } from './pdf-cache.js';
 import { analyzeFile, type FileToAnalyze } from './recibidos/analyze.js';
 
-export type PdfRow = Pick<DocumentRow, 'xml' | 'state' | 'clave'> & Partial<DocumentRow>;
-
-/** What the use cases hand over (ServiceContext.heavyWork). */
-export interface HeavyWork {
-  /** recibidos/analyze.ts `analyzeFile` of each file, in order. */
-  analyzeReceived(files: readonly FileToAnalyze[], limit: number, now: Date, trust?: TrustStore): Promise<ReceivedAnalysis[]>;
-  /** pdf.ts `renderPdf` of a stored row (the row the account's own: checked by the caller). */
-  documentPdf(row: PdfRow): Promise<Buffer>;
-  close(): Promise<void>;
-}
+export type { HeavyWork, PdfRow } from './heavy-work-types.js';
 
 export interface ServiceThreadsOptions {
   /** Threads (default: cores − 1, from 1 to 2, as the emulator's). */

@@ -8,7 +8,7 @@ import type { Ctx } from '../../cli/context.js';
 import { readInput } from '../../cli/io.js';
 import type { Finding } from '../../core/model.js';
 import type { ParsedComprobante } from '../../core/xml/parse-comprobante.js';
-import type { ValidateOptions, Verdict } from './validate.js';
+import type { ValidateOptions, Verdict } from './shared.js';
 
 export async function validateXml(ctx: Ctx, file: string, opts: ValidateOptions): Promise<Verdict> {
   const xml = (await readInput(ctx.io, file)).toString('utf8').replace(/^\uFEFF/, '');

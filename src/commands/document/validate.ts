@@ -7,27 +7,8 @@ import { safeText } from '../../cli/safe-text.js';
 import type { Finding } from '../../core/model.js';
 import { placeholderIssuer } from '../../core/placeholder-issuer.js';
 import { readIssuer } from './issuer-input.js';
+import type { ValidateOptions, Verdict } from './shared.js';
 
-export interface ValidateOptions {
-  issuer?: string;
-  json?: boolean;
-  xsd: boolean;
-  strict?: boolean;
-  encoding?: string;
-  /** false (--no-complete): every figure must be in the body, as the client API wants it without ?completar=1. */
-  complete?: boolean;
-}
-
-/** What a validation found, body or XML, as `report` prints it. */
-export interface Verdict {
-  findings: Finding[];
-  warnings: Finding[];
-  kind?: string;
-  clave?: string;
-  numeroConsecutivo?: string;
-  totalComprobante?: string;
-  moneda?: string;
-}
 
 export async function run(ctx: Ctx, file: string, opts: ValidateOptions): Promise<void> {
   // A v4.4 document in XML (a .xml file): its XSD and Hacienda's catalogue and date checks (validate-xml.ts).

@@ -16,7 +16,6 @@ import type { Job } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
 import {
   DEFERRED_JOB_TYPES,
-  heartbeat,
   JOB_TYPES,
   leaseJobs,
   pendingJobs,
@@ -24,11 +23,9 @@ import {
   QUEUE_TASKS,
   releaseLeases,
   renewLeases,
-  unlockDeadWorkers,
-  unlockOwnOrphans,
-  unregisterWorker,
   type QueuePayload,
 } from '../../store/jobs.js';
+import { heartbeat, unlockDeadWorkers, unlockOwnOrphans, unregisterWorker } from '../../store/workers.js';
 import { AbortedError, errText } from './job.js';
 
 /** Runs one job, writing under `owner`'s lease. True when the job was settled (completed or rescheduled). */
