@@ -1,0 +1,89 @@
+/**
+ * `fecr report iva` (issue 29): one issuer's month for the IVA return. Sales from the issuer's comprobantes dated in
+ * the month (FechaEmision, Costa Rica time) that Hacienda accepted, summed by core/report/iva.ts from their signed
+ * XML; purchases from the received documents' monthly summary (service/recibidos/queries.ts: accepted and their
+ * MensajeReceptor accepted by Hacienda, one concept in one place); the difference; the documents left out, with why.
+ */
+import { D150_NOTA, salesIvaFigures, type SalesFigures } from '../core/report/iva.js';
+import { dec, money } from '../core/money.js';
+import { parseComprobanteXml, type ParsedComprobante } from '../core/xml/parse-comprobante.js';
+import type { ServiceContext } from './context.js';
+import { monthlySummary, type MonthlySummary } from './recibidos/queries.js';
+import { ServiceError } from './service-error.js';
+
+export const SALE_KINDS = ['FE', 'ND', 'NC', 'TE', 'FEE', 'FEC', 'REP'] as const;
+
+/** One of the issuer's documents of the month not in the sales figures, and why (its state at Hacienda). */
+export interface LeftOutSale {
+  clave: string;
+  tipo: string;
+  fechaEmision: string;
+  estado: string;
+  motivo: string;
+}
+
+export interface IvaReport {
+  mes: string;
+  emisor: { identificacion: string } | null;
+  moneda: 'CRC';
+  ventas: SalesFigures;
+  compras: MonthlySummary;
+  /** ivaDebito + ivaAutoliquidado − compras.totales.ivaAcreditable: positive to pay, negative a credit. */
+  diferencia: { ivaDebito: string; ivaAutoliquidado: string; ivaAcreditable: string; saldo: string; resultado: 'por_pagar' | 'a_favor' | 'cero' };
+  excluidos: LeftOutSale[];
+  d150: null;
+  nota: string;
+}
+
+const MOTIVO: Record<string, string> = {
+  rechazado: 'rejected by Hacienda',
+  error: 'ended in error (not accepted by Hacienda)',
+  credenciales_invalidas: "held: the issuer's Hacienda credentials were refused",
+};
+
+export async function ivaReport(ctx: ServiceContext, accountId: number, mes: string, emisor?: string): Promise<IvaReport> {
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(mes)) throw ServiceError.validation([{ path: 'mes', message: 'must be a month YYYY-MM' }]);
+  let query = ctx.store.db
+    .selectFrom('documents as d')
+    .innerJoin('issuers as i', 'i.id', 'd.issuer_id')
+    .select(['d.clave', 'd.kind', 'd.state', 'd.xml', 'd.fecha_emision'])
+    .where('d.account_id', '=', accountId)
+    .where('d.kind', 'in', [...SALE_KINDS])
+    .where('d.fecha_emision', 'like', `${mes}-%`);
+  if (emisor !== undefined) {
+    const id = emisor.trim();
+    const found = await ctx.store.db.selectFrom('issuers').select('id').where('account_id', '=', accountId).where('identificacion', '=', id).executeTakeFirst();
+    if (!found) throw ServiceError.validation([{ path: 'emisor', message: `no issuer ${id} in this account` }]);
+    query = query.where('i.identificacion', '=', id);
+  }
+  const rows = await query.orderBy('d.fecha_emision').orderBy('d.id').execute();
+  const parsed: ParsedComprobante[] = [];
+  const excluidos: LeftOutSale[] = [];
+  for (const r of rows) {
+    if (r.state !== 'aceptado') {
+      excluidos.push({ clave: r.clave, tipo: r.kind, fechaEmision: r.fecha_emision, estado: r.state, motivo: MOTIVO[r.state] ?? 'pending: Hacienda has not accepted it yet' });
+      continue;
+    }
+    parsed.push(parseComprobanteXml(r.xml));
+  }
+  const ventas = salesIvaFigures(parsed);
+  const compras = await monthlySummary(ctx, accountId, mes);
+  const saldo = dec(ventas.ivaDebito).plus(dec(ventas.ivaAutoliquidado)).minus(dec(compras.totales.ivaAcreditable));
+  return {
+    mes,
+    emisor: emisor === undefined ? null : { identificacion: emisor.trim() },
+    moneda: 'CRC',
+    ventas,
+    compras,
+    diferencia: {
+      ivaDebito: ventas.ivaDebito,
+      ivaAutoliquidado: ventas.ivaAutoliquidado,
+      ivaAcreditable: compras.totales.ivaAcreditable,
+      saldo: money(saldo),
+      resultado: saldo.isZero() ? 'cero' : saldo.isPositive() ? 'por_pagar' : 'a_favor',
+    },
+    excluidos,
+    d150: null,
+    nota: D150_NOTA,
+  };
+}
