@@ -3,6 +3,9 @@
 // supplier invoices answered (accepted, partly, rejected by us) and one whose MensajeReceptor Hacienda rejected — sent
 // to the emulator by the real worker; then `ivaReport` equals the figures computed here, independently, from the signed
 // XML (Decimal over the XML's own elements, not core/report/iva.ts), line by line, and the left-out documents are listed.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatCr } from '../src/core/dates.js';
@@ -14,9 +17,13 @@ import { decideRecibido } from '../src/service/recibidos/decide.js';
 import { importRecibidos } from '../src/service/recibidos/import.js';
 import { getRecibido, recibidoFile } from '../src/service/recibidos/queries.js';
 import { ivaReport } from '../src/service/report-iva.js';
+import { buildApiApp } from '../src/server/api-app.js';
+import { RemoteReports } from '../src/client/reports.js';
 import { fixtureBody, makeServiceContext, type TestContext } from './helpers/api-context.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
 import { FAST_WORKER, storeSigned, withTimeout } from './helpers/worker-docs.js';
+import { runCli, tempDir } from './helpers/cli.js';
+import { childEnv } from './helpers/hermetic-env.js';
 
 const BUYER = { tipo: '02', numero: '3101123456', nombre: 'SOFTWARE TICO SOCIEDAD ANONIMA' };
 const D = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_HALF_UP });
@@ -219,6 +226,33 @@ describe('fecr report iva: a month of every kind', () => {
     expect(rep.nota).toMatch(/mapping not sourced/);
   });
 
+  it('POST /api/reportes/iva (in /openapi.json): the same report; another account sees none of it; bad input a 400 naming the field', async () => {
+    const app = buildApiApp(env.ctx, { authenticate: async (h) => ({ base: h === 'Bearer otra' ? 'otra' : 'contador' }) });
+    await createAccount(env.ctx, { base: 'otra', password: 'una clave larga 456' });
+    const post = (payload: unknown, token = 'x') => app.inject({ method: 'POST', url: '/api/reportes/iva', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+    try {
+      const remote = new RemoteReports(async <T,>(path: string, body: unknown) => {
+        const res = await app.inject({ method: 'POST', url: path, headers: { authorization: 'Bearer x', 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+        expect(res.statusCode).toBe(200);
+        return res.json() as T;
+      });
+      expect(await remote.iva(mes, t.issuer.identificacion)).toEqual(await ivaReport(env.ctx, accountId, mes, t.issuer.identificacion));
+      const other = await post({ mes }, 'otra');
+      expect(other.statusCode).toBe(200);
+      expect(other.json().data).toMatchObject({ ventas: { documentos: 0, ivaDebito: '0.00000' }, compras: { documentos: 0 }, excluidos: [] });
+      expect((await post({ mes, emisor: t.issuer.identificacion }, 'otra')).statusCode).toBe(400);
+      for (const [body, field] of [[{ mes: '2026-13' }, 'mes'], [{}, 'mes'], [{ mes, emisor: 'abc' }, 'emisor']] as const) {
+        const r = await post(body);
+        expect(r.statusCode).toBe(400);
+        expect(JSON.stringify(r.json())).toContain(field);
+      }
+      const spec = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, unknown> };
+      expect(spec.paths['/api/reportes/iva']).toBeDefined();
+    } finally {
+      await app.close();
+    }
+  });
+
   it('a bad month or an unknown issuer: a validation error naming the field', async () => {
     await expect(ivaReport(env.ctx, accountId, '2026-13')).rejects.toMatchObject({ details: [{ path: 'mes' }] });
     await expect(ivaReport(env.ctx, accountId, mes, '999999999')).rejects.toMatchObject({ details: [{ path: 'emisor' }] });
@@ -226,3 +260,48 @@ describe('fecr report iva: a month of every kind', () => {
 });
 
 const dec0 = (s: string) => new D(s).isZero();
+
+describe('fecr report iva, spawned: the demo month', () => {
+  it('--json equals the figures computed from the demo files; the table prints 2 decimals and the left-out list', async () => {
+    const home = tempDir('fecr-report-iva-');
+    const work = join(home, 'work');
+    const demo = await runCli(['demo', '--json'], { env: { HOME: home, FECR_NO_KEYCHAIN: '1' }, cwd: work });
+    expect(demo.code, demo.stderr).toBe(0);
+    const result = JSON.parse(demo.stdout) as { out: string; documents: { estado: string }[] };
+    expect(result.documents.every((d) => d.estado === 'aceptado')).toBe(true);
+    // Every signed comprobante the demo wrote (not the respuestas).
+    const out = join(work, result.out);
+    const files = readdirSync(out, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.xml')).map((f) => readFileSync(join(out, f), 'utf8'));
+    const xmls = files.filter((x) => !x.includes('<MensajeHacienda'));
+    expect(xmls.length).toBe(9);
+    const month = formatCr(new Date()).slice(0, 7);
+    const spawnCli = (args: string[]) =>
+      spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), new URL('./helpers/fecr-dev.ts', import.meta.url).pathname, ...args], {
+        env: childEnv({ HOME: home, FECR_NO_KEYCHAIN: '1' }),
+        cwd: work,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+    const r = spawnCli(['report', 'iva', month, '--profile', 'demo', '--issuer', '3101123456', '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    const rep = JSON.parse(r.stdout) as Awaited<ReturnType<typeof ivaReport>>;
+    const want = expectedSales(xmls);
+    const { pagosRecibidos, documentos: _d, documentosFec: _f, ...got } = rep.ventas;
+    const { pagosRecibidos: wantRep, ...wantRest } = want;
+    expect(got).toEqual(wantRest);
+    expect({ base: pagosRecibidos.base, impuesto: pagosRecibidos.impuesto, documentos: pagosRecibidos.documentos }).toEqual(wantRep);
+    expect(rep.d150).toBeNull();
+    const table = runCli(['report', 'iva', month, '--profile', 'demo'], { env: { HOME: home, FECR_NO_KEYCHAIN: '1' }, cwd: work });
+    const t2 = await table;
+    expect(t2.code, t2.stderr).toBe(0);
+    expect(t2.stdout).toContain(`ventas\tIVA débito\t\t\t\t${new D(want.ivaDebito).toFixed(2, Decimal.ROUND_HALF_UP)}\t`);
+    expect(t2.stdout).toContain('D-150\tmapping not sourced');
+    // Every document left out (the demo's purchases include one it rejected) is listed with its reason.
+    const left = t2.stdout.split('left out:')[1]!.trim().split('\n');
+    expect(left).toHaveLength(rep.excluidos.length + rep.compras.excluidos.length);
+    for (const x of rep.compras.excluidos) expect(left).toContainEqual(expect.stringMatching(new RegExp(`^compra ${x.clave} .*: ${x.motivo}$`)));
+    const bad = await runCli(['report', 'iva', '2026-13', '--profile', 'demo'], { env: { HOME: home, FECR_NO_KEYCHAIN: '1' }, cwd: work });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/^error: MES must be a month YYYY-MM/);
+  }, 120_000);
+});

@@ -233,6 +233,12 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr recibidos import facturas/', "check and keep a folder of suppliers' XML"],
     ['fecr recibidos list --state pendiente', 'the ones still to answer'],
   ],
+  report: [['fecr report iva 2026-11', "the month's IVA figures: sales, purchases, the difference"]],
+  'report iva': [
+    ['fecr report iva 2026-11', 'every issuer of the account: the table in colones, 2 decimals, then the documents left out'],
+    ['fecr report iva 2026-11 --issuer 3101123456 --json', 'one issuer, every figure with 5 decimals'],
+    ['fecr report iva 2026-11 --csv > iva-2026-11.csv', 'the table for a spreadsheet'],
+  ],
   'recibidos import': [
     ['fecr recibidos import factura-proveedor.xml', 'one file: its checks, then kept (or refused with its reasons)'],
     ['fecr recibidos import facturas/ --json', 'a folder, the results as JSON'],

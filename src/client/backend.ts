@@ -143,5 +143,7 @@ export interface Backend {
   unsentCause?(clave: string): Promise<string | null>;
   /** The buyer's side (`fecr recibidos`): suppliers' comprobantes imported, checked and answered. */
   recibidos?(): import('./recibidos.js').RecibidosApi;
+  /** The accountant's reports (`fecr report iva`, issue 29). */
+  reports?(): import('./reports.js').ReportsApi;
   close(): Promise<void>;
 }

@@ -23,6 +23,7 @@ import {
 } from './backend.js';
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
 import { RemoteRecibidos } from './recibidos.js';
+import { RemoteReports } from './reports.js';
 import { FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';
 
 /** The one line shown for a token past its own expiry (`exp`) that the service no longer accepts. */
@@ -209,6 +210,11 @@ export class RemoteBackend implements Backend {
   /** The buyer's side over /api/recibidos… (src/server/api-recibidos.ts). */
   recibidos(): RemoteRecibidos {
     return new RemoteRecibidos(<T>(path: string, body: unknown, nullOn404?: boolean) => (nullOn404 ? this.call<T>(path, body, true) : this.call<T>(path, body)), this.sleep);
+  }
+
+  /** The accountant's reports over /api/reportes/… (src/server/api-reportes.ts). */
+  reports(): RemoteReports {
+    return new RemoteReports(<T>(path: string, body: unknown) => this.call<T>(path, body));
   }
 
   async registerIssuer(record: unknown): Promise<void> {

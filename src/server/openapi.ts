@@ -11,6 +11,7 @@ import type { DocumentStatus, IssuerDetails } from '../client/backend.js';
 import { DocumentBody, IssuerRecord, RepLineaInput } from '../core/input/schema.js';
 import { EmailBody, IssuersBody, ListBody, STATES, StatusBody, WebhookBody } from './api-extra.js';
 import { RECIBIDOS_ENDPOINTS, RECIBIDOS_SCHEMAS } from './api-recibidos.js';
+import { REPORTES_ENDPOINTS, REPORTES_SCHEMAS } from './api-reportes.js';
 import {
   CabysBody,
   CabysEntrySchema,
@@ -126,6 +127,8 @@ const ENDPOINTS: Endpoint[] = [
   },
   // The buyer's side (src/server/api-recibidos.ts).
   ...RECIBIDOS_ENDPOINTS,
+  // The accountant's reports (src/server/api-reportes.ts).
+  ...REPORTES_ENDPOINTS,
 ];
 
 /** What /api/consultar/emisores returns per issuer (src/client/backend.ts IssuerDetails): no secret field exists. */
@@ -273,6 +276,7 @@ function build(version: string): JsonSchema {
     IssuerListResponse: schema(dataResponse(z.array(IssuerDetailsSchema)), 'output'),
     EmailBody: schema(EmailBody, 'input'),
     MailStatusResponse: schema(dataResponse(MailStatusSchema), 'output'),
+    ...Object.fromEntries(Object.entries(REPORTES_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, k.endsWith('Body') ? schema(v, 'input') : schema(dataResponse(v), 'output')])),
     ...Object.fromEntries(Object.entries(RECIBIDOS_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, k.endsWith('Body') ? schema(v, 'input') : schema(dataResponse(v), 'output')])),
   };
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

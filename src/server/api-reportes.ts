@@ -1,0 +1,59 @@
+/**
+ * fecr's own report routes (issue 29), additive like api-extra.ts and api-recibidos.ts: same bearer authentication
+ * (the app's onRequest hook covers every /api/ path), same tenancy (an account sees only its own documents and its own
+ * issuers), the spec's error bodies.
+ *
+ * - `POST /api/reportes/iva {mes: YYYY-MM, emisor?: identificación}` → `{status: 'success', data: IvaReport}`: one
+ *   month's IVA figures (service/report-iva.ts); 400 with details at `mes` or `emisor` (not an issuer of the account).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { codeTable } from '../core/code-table.js';
+import type { ServiceContext } from '../service/context.js';
+import { ivaReport } from '../service/report-iva.js';
+import { run, valid } from './request.js';
+
+export const REPORTES_PATHS = ['/api/reportes/iva'] as const;
+
+export const IvaReportBody = z.object({
+  mes: z.string('is required').trim().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM').describe('The month, YYYY-MM (FechaEmision in Costa Rica time)'),
+  emisor: z.string('must be a string').trim().regex(/^\d{9,12}$/, 'must be an identificación of 9 to 12 digits').optional().describe("Only this issuer's sales (its identificación)"),
+});
+
+const Bucket = z.object({ base: z.string(), impuesto: z.string(), documentos: z.number() }).loose();
+
+/** For /openapi.json (src/server/openapi.ts): the request body and the `data` of the answer. */
+export const REPORTES_SCHEMAS: Record<string, z.ZodType> = codeTable({
+  IvaReportBody,
+  IvaReportResponse: z
+    .object({
+      mes: z.string(),
+      moneda: z.literal('CRC'),
+      ventas: z.object({ gravado: z.array(Bucket), exento: Bucket, noSujeto: Bucket, exonerado: Bucket, exportaciones: Bucket, ivaDebito: z.string(), pagosRecibidos: Bucket, autoliquidado: z.array(Bucket), ivaAutoliquidado: z.string() }).loose(),
+      compras: z.object({ mes: z.string(), documentos: z.number(), porTarifa: z.array(z.object({}).loose()), totales: z.object({}).loose() }).loose(),
+      diferencia: z.object({ ivaDebito: z.string(), ivaAutoliquidado: z.string(), ivaAcreditable: z.string(), saldo: z.string(), resultado: z.enum(['por_pagar', 'a_favor', 'cero']) }),
+      excluidos: z.array(z.object({ clave: z.string(), tipo: z.string(), estado: z.string(), motivo: z.string() }).loose()),
+      d150: z.null(),
+      nota: z.string(),
+    })
+    .loose(),
+});
+
+export const REPORTES_ENDPOINTS = [
+  {
+    path: '/api/reportes/iva' as const,
+    summary:
+      "One month's IVA figures in colones: sales by tarifa (gravado, exento, no sujeto, exonerado, exportaciones), the FEC's self-assessed IVA, the purchases' IVA acreditable (received documents whose MensajeReceptor Hacienda accepted), the difference, and the documents left out with why (fecr extension, not in SERVICE-SPEC)",
+    request: 'IvaReportBody',
+    response: 'IvaReportResponse',
+    errors: [400],
+    extension: true,
+  },
+];
+
+export function registerReportesEndpoints(app: FastifyInstance, ctx: ServiceContext, account: (req: FastifyRequest) => number): void {
+  app.post('/api/reportes/iva', async (req) => {
+    const b = valid(IvaReportBody, req.body ?? {});
+    return { status: 'success', data: await run(() => ivaReport(ctx, account(req), b.mes, b.emisor)) };
+  });
+}
