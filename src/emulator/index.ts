@@ -326,7 +326,7 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
     baseUrl: getBase,
     onFault: (f) => (f === 'quota' ? faultStats.quotaLimited++ : faultStats.indexDelayed++),
   });
-  registerPublicRoutes(app, registry, getBase);
+  const publicStats = registerPublicRoutes(app, registry, getBase);
   registerSupplierRoutes(app, { store, processor, book: new SupplierBook(store, now), now });
 
   // --- Admin ----------------------------------------------------------------------------------------
@@ -370,7 +370,7 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
     return faults;
   });
   app.get('/_emulator/receptions', async () => ({ receptions: receptions() }));
-  app.get('/_emulator/stats', async () => ({ idp: idp.stats, faults: faultStats, requests: requestCounts, users: store.users() }));
+  app.get('/_emulator/stats', async () => ({ idp: idp.stats, faults: faultStats, requests: requestCounts, public: publicStats, users: store.users() }));
 
   let address: string;
   try {

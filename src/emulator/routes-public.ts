@@ -1,4 +1,8 @@
-/** Public query routes of api.hacienda.go.cr (NOTES §5): /fe/ae, /fe/cabys, /fe/ex. No authentication. */
+/**
+ * Public query routes of api.hacienda.go.cr (NOTES §5): /fe/ae, /fe/cabys, /fe/ex, and the exchange-rate indicators
+ * /indicadores/tc/dolar (today) and /indicadores/tc/dolar/historico?d=&h= (a range of days). No authentication.
+ * The emulator's rates are a deterministic table by date (emulatorTipoCambio), the same on every run.
+ */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Registry } from './registry.js';
 
@@ -11,7 +15,61 @@ function problem(reply: FastifyReply, status: number, detail: string): FastifyRe
     .send({ status, title: status === 404 ? 'Not Found' : 'Bad Request', detail });
 }
 
-export function registerPublicRoutes(app: FastifyInstance, registry: Registry, baseUrl: () => string): void {
+/** Requests the public routes received (`/_emulator/stats` → `public`). */
+export interface PublicRouteStats {
+  /** GETs of /indicadores/tc/… (today's rate and the historical range). */
+  indicadores: number;
+}
+
+const DAY_MS = 86_400_000;
+const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * The emulator's BCCR reference rates (colones per dollar) of a day `YYYY-MM-DD`: venta between 500.00 and 539.99,
+ * compra 6.50 below, from the day number alone (deterministic, different from one day to the next).
+ */
+export function emulatorTipoCambio(day: string): { venta: string; compra: string } {
+  const n = Math.floor(Date.parse(`${day}T00:00:00Z`) / DAY_MS);
+  const cents = 50_000 + ((n * 7919) % 4_000);
+  return { venta: (cents / 100).toFixed(2), compra: ((cents - 650) / 100).toFixed(2) };
+}
+
+/** Today in Costa Rica (UTC-6, no DST) as YYYY-MM-DD. */
+function crToday(now: number): string {
+  return new Date(now - 6 * 3_600_000).toISOString().slice(0, 10);
+}
+
+export function registerPublicRoutes(app: FastifyInstance, registry: Registry, baseUrl: () => string, now: () => number = Date.now): PublicRouteStats {
+  const stats: PublicRouteStats = { indicadores: 0 };
+
+  // Today's rate: `{venta:{fecha,valor}, compra:{fecha,valor}}` (NOTES §5).
+  app.get('/indicadores/tc/dolar', async (_req, reply) => {
+    stats.indicadores++;
+    const day = crToday(now());
+    const r = emulatorTipoCambio(day);
+    reply.header('access-control-allow-origin', '*');
+    return reply.send({ venta: { fecha: `${day} 00:00:00`, valor: Number(r.venta) }, compra: { fecha: `${day} 00:00:00`, valor: Number(r.compra) } });
+  });
+
+  // A range of days, one entry a day (the live route answered 503 in 2026: its shape is not sourced; this one is
+  // what fecr's client reads, see hacienda/client/queries.ts getTipoCambio).
+  app.get<Q>('/indicadores/tc/dolar/historico', async (req, reply) => {
+    stats.indicadores++;
+    const d = (req.query['d'] ?? '').trim();
+    const h = (req.query['h'] ?? d).trim();
+    if (!ISO_DAY.test(d) || !ISO_DAY.test(h) || Number.isNaN(Date.parse(d)) || Number.isNaN(Date.parse(h)) || h < d) {
+      return problem(reply, 400, 'Los parámetros d y h deben ser fechas AAAA-MM-DD, d ≤ h.');
+    }
+    const out: { fecha: string; venta: number; compra: number }[] = [];
+    for (let t = Date.parse(`${d}T00:00:00Z`); t <= Date.parse(`${h}T00:00:00Z`) && out.length < 366; t += DAY_MS) {
+      const day = new Date(t).toISOString().slice(0, 10);
+      const r = emulatorTipoCambio(day);
+      out.push({ fecha: `${day} 00:00:00`, venta: Number(r.venta), compra: Number(r.compra) });
+    }
+    reply.header('access-control-allow-origin', '*');
+    return reply.send(out);
+  });
+
   app.get<Q>('/fe/ae', async (req, reply) => {
     const id = (req.query['identificacion'] ?? '').trim();
     if (!id) return problem(reply, 400, 'El parámetro identificacion es requerido.');
@@ -64,4 +122,5 @@ export function registerPublicRoutes(app: FastifyInstance, registry: Registry, b
     reply.header('access-control-allow-origin', '*');
     return reply.send(e);
   });
+  return stats;
 }

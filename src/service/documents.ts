@@ -28,6 +28,7 @@ import { ServiceError } from './service-error.js';
 import { KIND_OF_TIPO_DOC } from '../core/lifecycle.js';
 import { codeTable } from '../core/code-table.js';
 import { nextFree } from '../store/numbering.js';
+import { withAutoTipoCambio } from './exchange-rate.js';
 
 export interface SubmitResult {
   clave: string;
@@ -94,6 +95,9 @@ async function everyFinding(ctx: ServiceContext, accountId: number, body: unknow
 export async function submitDocument(ctx: ServiceContext, accountId: number, submitted: unknown, opts: SubmitOptions = {}): Promise<SubmitResult> {
   // Local mode: a missing numeroReferencia is filled here, before the body is parsed: with 1 while it is judged, then
   // with the series' next free number (below) before anything is issued.
+  // A foreign-currency body without tipoCambio (or "auto"): Hacienda's rate of its day (service/exchange-rate.ts).
+  const rated = await withAutoTipoCambio(ctx, submitted);
+  submitted = rated.body;
   const auto = opts.assignNumber === true && isRecord(submitted) && submitted.numeroReferencia === undefined;
   let body: unknown = auto ? { ...(submitted as Record<string, unknown>), numeroReferencia: 1 } : submitted;
   // Unknown keys alone do not stop here: the body's issuer and numbering are read without them (an identical
@@ -102,7 +106,7 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, sub
   const parsed = parseReportingUnknownKeys(bodySchemaFor(body), body);
   // A body that fails the schema gets every finding in one 400: the schema's, and the rules' and figures' of the
   // parts that parsed, judged for the issuer it names (core/document.ts).
-  if (!parsed.success) throw ServiceError.validation(await everyFinding(ctx, accountId, body, parsed.findings));
+  if (!parsed.success) throw ServiceError.validation(rateNoted(await everyFinding(ctx, accountId, body, parsed.findings), rated.unavailable));
   const b = parsed.data;
 
   const issuerRow = await findIssuer(ctx, accountId, b.emisor);
@@ -142,7 +146,7 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, sub
       signingTime: new Date(now),
       newId: () => ctx.randomBytes(8).toString('hex'),
     });
-    if (!issued.ok) throw ServiceError.validation(issued.findings);
+    if (!issued.ok) throw ServiceError.validation(rateNoted(issued.findings, rated.unavailable));
     const { doc, totals, xml } = issued;
     const parties = partiesOf(doc);
     const parts = parseConsecutivo(doc.numeroConsecutivo);
@@ -275,6 +279,13 @@ async function resolveDuplicate(ctx: ServiceContext, issuerId: number, earlier: 
   const next = await nextFree(ctx.store.db, { issuerId, kind: n.kind, sucursal: n.sucursal, terminal: n.terminal });
   throw new NumberTakenError(n.numero, n.kind, n.sucursal, n.terminal, earlier.clave, next);
 }
+
+/** The tipoCambio finding with why fecr could not take the rate itself (no network, say). */
+function rateNoted(findings: Finding[], unavailable: string | undefined): Finding[] {
+  if (!unavailable) return findings;
+  return findings.map((f) => (f.path === TIPO_CAMBIO_PATH ? { ...f, message: `${f.message}; "auto" could not take it: ${unavailable}` } : f));
+}
+const TIPO_CAMBIO_PATH = 'resumenFactura.codigoTipoMoneda.tipoCambio';
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -100,6 +100,18 @@ export interface DocumentNumberingTable {
   updated_at: Millis;
 }
 
+/** Exchange rates fecr took from Hacienda's indicator API, one per currency and Costa Rica day (migration 0014). */
+export interface ExchangeRatesTable {
+  moneda: string;
+  /** YYYY-MM-DD, America/Costa_Rica. */
+  fecha: string;
+  /** The selling rate as Hacienda gave it (decimal text, colones per unit). */
+  venta: string;
+  /** The URL it came from. */
+  fuente: string;
+  fetched_at: Millis;
+}
+
 export type JobType = 'send' | 'poll' | 'webhook' | 'email';
 
 /** The outbox and work queue: a job is leased by one worker at a time. */
@@ -285,6 +297,7 @@ export interface Database {
   issuers: IssuersTable;
   documents: DocumentsTable;
   document_numbering: DocumentNumberingTable;
+  exchange_rates: ExchangeRatesTable;
   jobs: JobsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   queue_workers: QueueWorkersTable;

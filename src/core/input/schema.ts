@@ -225,10 +225,12 @@ const resumenTotals = Object.fromEntries(RESUMEN_TOTAL_FIELDS.map((f) => [f, Num
 export const ResumenInput = strictObject({
   codigoTipoMoneda: strictObject({
     codigoMoneda: str().trim().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code, e.g. "CRC"'),
+    // "auto" (issue 29): the service fills in Hacienda's rate of the document's day before parsing; one that reaches
+    // the schema (no rate to be had, or fecr validate offline) is a missing tipoCambio, judged as one.
     tipoCambio: z
       .union([str().trim(), z.number().finite()])
       .transform(String)
-      .pipe(z.string().regex(DECIMAL, 'must be a positive decimal, e.g. "512.34"'))
+      .pipe(z.union([z.string().regex(/^auto$/i).transform(() => undefined), z.string().regex(DECIMAL, 'must be a positive decimal, e.g. "512.34", or "auto"')]))
       .optional(),
   }),
   mediosPago: z.array(MedioPagoInput).max(4, 'must have at most 4 entries').optional(),

@@ -16,6 +16,7 @@ export {
   type ExoneracionDocumento,
   type PublicQueryClientOptions,
   type QueryTtls,
+  type TipoCambioIndicador,
 } from './queries.js';
 export { parseMensajeHaciendaSummary, parseDetalleMensaje, formatDetalleErrors, type ErrorHacienda, type MensajeHaciendaError, type MensajeHaciendaSummary } from './mensaje.js';
 export { TtlCache } from './ttl-cache.js';

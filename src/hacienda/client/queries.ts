@@ -76,6 +76,20 @@ const exoneracionSchema = z.looseObject({
   poseeCabys: z.boolean().optional(),
 });
 
+const rateNumber = z.union([z.number(), z.string()]).transform((v) => String(v).trim()).pipe(z.string().regex(/^\d+(\.\d+)?$/));
+const tcHoySchema = z.looseObject({
+  venta: z.looseObject({ fecha: z.string(), valor: rateNumber }),
+  compra: z.looseObject({ fecha: z.string(), valor: rateNumber }).optional(),
+});
+const tcHistoricoSchema = z.array(z.looseObject({ fecha: z.string(), venta: rateNumber, compra: rateNumber.optional() }));
+
+/** A BCCR reference selling rate (colones per unit) of one Costa Rica day, and the URL it came from. */
+export interface TipoCambioIndicador {
+  fecha: string;
+  venta: string;
+  url: string;
+}
+
 /** /fe/ae answer. `actividades[].codigo` is a string (post TRIBU-CR, CIIU-4 style "6492.0"), `ciiu3` its old code(s). */
 export type Contribuyente = z.infer<typeof contribuyenteSchema>;
 export type ActividadEconomica = z.infer<typeof actividadSchema>;
@@ -167,6 +181,27 @@ export class PublicQueryClient {
     });
   }
 
+  /**
+   * The selling rate of the dollar for a Costa Rica day `YYYY-MM-DD`: `/indicadores/tc/dolar` when it answers for
+   * that day (today's rate), else `/indicadores/tc/dolar/historico?d=DAY&h=DAY`. Null when neither has the day.
+   * One attempt per URL (a sender waiting on a dead network gets its finding at once); not cached here: the store
+   * caches rates per day (service/exchange-rate.ts).
+   */
+  async getTipoCambio(day: string): Promise<TipoCambioIndicador | null> {
+    const once = { ...this.retry, maxAttempts: 1 };
+    const hoyUrl = `${this.baseUrl}/indicadores/tc/dolar`;
+    const hoy = await this.get(hoyUrl, once);
+    if (hoy.status === 200) {
+      const h = parse(hoyUrl, tcHoySchema, hoy);
+      if (h.venta.fecha.slice(0, 10) === day) return { fecha: day, venta: h.venta.valor, url: hoyUrl };
+    }
+    const url = `${this.baseUrl}/indicadores/tc/dolar/historico?d=${day}&h=${day}`;
+    const res = await this.get(url, once);
+    if (res.status === 404) return null;
+    const hit = parse(url, tcHistoricoSchema, res).find((r) => r.fecha.slice(0, 10) === day);
+    return hit ? { fecha: day, venta: hit.venta, url } : null;
+  }
+
   clearCache(): void {
     this.cache.clear();
   }
@@ -180,7 +215,7 @@ export class PublicQueryClient {
   }
 
   /** GET with retries; returns 200/404 answers, throws on 400 and on persistent failures. */
-  private async get(url: string): Promise<HttpResponse> {
+  private async get(url: string, retry: RetryPolicy = this.retry): Promise<HttpResponse> {
     let problem = '';
     let lastStatus: number | undefined;
     let lastErr: NetworkError | undefined;
@@ -204,7 +239,7 @@ export class PublicQueryClient {
         lastErr = err;
         wait = backoffDelay(attempt, this.retry, this.t.random);
       }
-      if (attempt >= this.retry.maxAttempts) {
+      if (attempt >= retry.maxAttempts) {
         if (lastStatus === 429) throw new RateLimitedError(url);
         throw new ServiceUnavailableError(url, `${problem} after ${attempt} attempts`, { status: lastStatus, cause: lastErr });
       }

@@ -12,6 +12,7 @@ import { recibidosOnePerDocument } from './0010-recibidos-one-per-document.js';
 import { issuerCredentialsRefused } from './0011-issuer-credentials-refused.js';
 import { recibidosRespuestas } from './0012-recibidos-respuestas.js';
 import { documentNumbering } from './0013-document-numbering.js';
+import { exchangeRates } from './0014-exchange-rates.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0011-issuer-credentials-refused': issuerCredentialsRefused,
   '0012-recibidos-respuestas': recibidosRespuestas,
   '0013-document-numbering': documentNumbering,
+  '0014-exchange-rates': exchangeRates,
 };
 
 export const migrationProvider: MigrationProvider = {
