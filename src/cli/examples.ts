@@ -249,6 +249,19 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr recibidos list --state pendiente --since 2026-11-01', 'not answered yet, issued since a date'],
     ['fecr recibidos list --issuer 3101654321 --json', "one supplier's, as JSON"],
     ['fecr recibidos list --csv > recibidos.csv', 'as CSV for a spreadsheet (formulas neutralised)'],
+    ['fecr recibidos list --due', 'not answered yet, oldest first, with their age; warns near the term (recibidosPlazoDias)'],
+  ],
+  archive: [
+    ['fecr archive export --since 2026-11-01 --until 2026-11-30 2026-11.tar.gz', "the month's files, sales and purchases, with their manifest"],
+    ['fecr archive verify 2026-11.tar.gz', 'exit 0 when manifest, files, signatures and XSDs agree'],
+  ],
+  'archive export': [
+    ['fecr archive export --since 2026-01-01 --until 2026-12-31 --no-pdf 2026.tar.gz', 'a year, without the PDFs'],
+    ['fecr archive export --since 2026-11-01 --until 2026-11-30 --issuer 3101123456 nov.tar.gz', "one issuer's month"],
+  ],
+  'archive verify': [
+    ['fecr archive verify 2026-11.tar.gz', 'one line per file that differs, exit 1'],
+    ['fecr archive verify 2026-11.tar.gz --json', 'the result as JSON'],
   ],
   'recibidos show': [
     ['fecr recibidos show 50624112600310165432100100001010000000042123456789', 'its checks, totals, IVA by tarifa and our answer'],

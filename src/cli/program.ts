@@ -18,6 +18,7 @@ import { defineInitCommand } from '../commands/init/index.js';
 import { defineServeCommand } from '../commands/serve/index.js';
 import { defineWebhookCommands } from '../commands/webhooks/index.js';
 import { defineRecibidosCommands } from '../commands/recibidos/index.js';
+import { defineArchiveCommands } from '../commands/archive/index.js';
 import { defineReportCommands } from '../commands/report/index.js';
 import { defineConfigCommands } from '../commands/config/index.js';
 import { defineLoginCommands } from '../commands/login/index.js';
@@ -99,6 +100,7 @@ export function buildProgram(ctx: Ctx): Command {
   defineAccountCommands(program, ctx);
   defineWebhookCommands(program, ctx);
   defineRecibidosCommands(program, ctx);
+  defineArchiveCommands(program, ctx);
   defineReportCommands(program, ctx);
   defineConfigCommands(program, ctx);
   defineLoginCommands(program, ctx);

@@ -40,6 +40,8 @@ export interface LocalProfile {
   haciendaUrl?: string;
   /** Env local: the fault file (absolute path, docs/faults.md) the embedded emulator starts with. */
   emulatorFaults?: string;
+  recibidosPlazoDias?: string;
+  recibidosAvisoDias?: string;
 }
 
 export interface RemoteProfile {
@@ -48,6 +50,8 @@ export interface RemoteProfile {
   baseUrl: string;
   /** The account name ("base") of login; remembered after a successful `fecr login --base`. */
   base?: string;
+  recibidosPlazoDias?: string;
+  recibidosAvisoDias?: string;
 }
 
 export type Profile = LocalProfile | RemoteProfile;
@@ -105,12 +109,15 @@ export const KEY_SCHEMAS = {
   haciendaUrl: httpUrl,
   /** Local mode, env local: a fault file for the embedded emulator (checked when set, and read when the emulator starts). */
   emulatorFaults: z.string().trim().min(1, 'must name a fault file (JSON, docs/faults.md)'),
+  /** `recibidos list --due` (both modes): days after FechaEmision Hacienda is taken to presume acceptance (README), and the warning before. */
+  recibidosPlazoDias: z.string().trim().regex(/^[1-9]\d{0,2}$/, 'must be a whole number of days, 1 to 999'),
+  recibidosAvisoDias: z.string().trim().regex(/^\d{1,3}$/, 'must be a whole number of days, 0 to 999'),
 } as const;
 export type ProfileKey = keyof typeof KEY_SCHEMAS;
 export const PROFILE_KEYS = Object.keys(KEY_SCHEMAS) as ProfileKey[];
 
-const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account', 'smtpUrl', 'mailFrom', 'mailReplyTo', 'recibidosTrust', 'haciendaUrl', 'emulatorFaults'];
-const REMOTE_KEYS: ProfileKey[] = ['mode', 'authUrl', 'baseUrl', 'base'];
+const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account', 'smtpUrl', 'mailFrom', 'mailReplyTo', 'recibidosTrust', 'haciendaUrl', 'emulatorFaults', 'recibidosPlazoDias', 'recibidosAvisoDias'];
+const REMOTE_KEYS: ProfileKey[] = ['mode', 'authUrl', 'baseUrl', 'base', 'recibidosPlazoDias', 'recibidosAvisoDias'];
 
 /** Where the profile in use was named: the flag, the environment, or nowhere (the implicit "default"). */
 export type ProfileSource = '--profile' | 'FECR_PROFILE' | '';
@@ -260,6 +267,10 @@ export function resolveProfile(name: string, stored: StoredProfile = {}): Profil
     if (!r.success) throw new ClientError('usage', `profile "${name}": ${key}: ${r.error.issues[0]?.message ?? 'invalid value'} (fix it with: fecr config set ${key} VALUE${flagFor(name)})`);
     values[key] = r.data;
   }
+  const term = {
+    ...(values.recibidosPlazoDias !== undefined ? { recibidosPlazoDias: values.recibidosPlazoDias } : {}),
+    ...(values.recibidosAvisoDias !== undefined ? { recibidosAvisoDias: values.recibidosAvisoDias } : {}),
+  };
   if (mode === 'local') {
     return {
       mode: 'local',
@@ -272,12 +283,13 @@ export function resolveProfile(name: string, stored: StoredProfile = {}): Profil
       ...(values.recibidosTrust !== undefined ? { recibidosTrust: values.recibidosTrust } : {}),
       ...(values.haciendaUrl !== undefined ? { haciendaUrl: values.haciendaUrl } : {}),
       ...(values.emulatorFaults !== undefined ? { emulatorFaults: values.emulatorFaults } : {}),
+      ...term,
     };
   }
   for (const key of ['authUrl', 'baseUrl'] as const) {
     if (values[key] === undefined) throw new ClientError('usage', `profile "${name}" is remote but has no ${key} (set it with: fecr config set ${key} URL${flagFor(name)})`);
   }
-  return { mode: 'remote', authUrl: values.authUrl!, baseUrl: values.baseUrl!, ...(values.base !== undefined ? { base: values.base } : {}) };
+  return { mode: 'remote', authUrl: values.authUrl!, baseUrl: values.baseUrl!, ...(values.base !== undefined ? { base: values.base } : {}), ...term };
 }
 
 export function flagFor(name: string): string {

@@ -15,7 +15,7 @@ import { EXIT, SilentExit, UsageError, UserError } from '../../cli/errors.js';
 import { resolvePath, writeLine } from '../../cli/io.js';
 import { printJson, progressStyle } from '../../cli/output.js';
 import { safeText } from '../../cli/safe-text.js';
-import type { ImportResult } from '../../client/recibidos.js';
+import type { ImportResult, RecibidoSummary } from '../../client/recibidos.js';
 import { notReadResult, readImportFile, readImportStream, receivedMaxBytes, type ReadOutcome } from '../../client/recibidos-files.js';
 import { findingLines, withBuyer, type ImportFlags } from './shared.js';
 
@@ -93,6 +93,7 @@ export async function run(ctx: Ctx, source: string, f: ImportFlags): Promise<voi
   const slots: (ImportResult | undefined)[] = new Array(files.length);
   const progress = new Progress(ctx, files.length);
   const done = () => slots.filter((x) => x !== undefined);
+  let pendientes: RecibidoSummary[] = [];
   await withBuyer(ctx, async (r) => {
     // Read one file at a time (each at most the limit + 1 bytes); import in batches of 50 files or 16 MiB.
     let batch: { i: number; file: Extract<ReadOutcome, { bytes: Uint8Array }> }[] = [];
@@ -118,6 +119,8 @@ export async function run(ctx: Ctx, source: string, f: ImportFlags): Promise<voi
       bytes += got.bytes.length;
     }
     await flush();
+    // The documents not answered yet, for the warnings near the term (due.ts).
+    if (done().some((x) => x.estado === 'pendiente')) pendientes = await r.list({ estado: 'pendiente' });
   }, { bulk: files.length > BATCH });
   progress.end();
   const results = done();
@@ -149,6 +152,12 @@ export async function run(ctx: Ctx, source: string, f: ImportFlags): Promise<voi
         if (h) writeLine(ctx.io.stderr, safeText(`warning: ${x.archivo}: ${h.message}`));
       }
     }
+  }
+  if (pendientes.length > 0) {
+    const { dueRows, dueTerm, dueWarnings } = await import('./due.js');
+    const claves = new Set(results.map((x) => x.clave));
+    const term = await dueTerm(ctx);
+    dueWarnings(ctx, dueRows(pendientes.filter((p) => claves.has(p.clave)), ctx.now(), term), term);
   }
   if (refused.length > 0) {
     if (!f.json) {

@@ -16,6 +16,7 @@ export function defineRecibidosCommands(program: Command, ctx: Ctx): void {
     .option('--state <state>', 'only this state: invalido, pendiente, aceptado, parcial or rechazado')
     .option('--since <date>', 'only those issued on or after this date (YYYY-MM-DD)')
     .option('--issuer <identificacion>', "only this supplier's (its identificación)")
+    .option('--due', 'only those not answered yet, oldest first, with their age in days; warns near the term (profile keys recibidosPlazoDias, recibidosAvisoDias)')
     .addOption(new Option('--estado <estado>').hideHelp())
     .addOption(new Option('--desde <date>').hideHelp())
     .addOption(new Option('--emisor <identificacion>').hideHelp())

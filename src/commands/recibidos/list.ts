@@ -30,6 +30,16 @@ export async function run(ctx: Ctx, f: ListFlags): Promise<void> {
     ...(since ? { desde: since.value.trim() } : {}),
     ...(issuer ? { emisor: issuer.value.trim() } : {}),
   };
+  if (f.due) {
+    if (state && estado !== 'pendiente') throw new UsageError(`--due lists the documents not answered yet (pendiente): leave ${state.as} out`);
+    const { dueRows, dueTerm, dueWarnings, printDue } = await import('./due.js');
+    const term = await dueTerm(ctx);
+    const rows = dueRows(await withBuyer(ctx, (r) => r.list({ ...q, estado: 'pendiente' })), ctx.now(), term);
+    if (f.json) printJson(ctx, rows);
+    else printDue(ctx, rows, { csv: f.csv });
+    dueWarnings(ctx, rows, term);
+    return;
+  }
   const rows = await withBuyer(ctx, (r) => r.list(q));
   if (f.json) printJson(ctx, rows);
   else printList(ctx, rows, { csv: f.csv });

@@ -23,6 +23,8 @@ export interface ListFlags {
   estado?: string;
   desde?: string;
   emisor?: string;
+  /** Only those not answered yet, oldest first, with their age (due.ts). */
+  due?: boolean;
   json?: boolean;
   csv?: boolean;
 }
