@@ -101,7 +101,7 @@ describe('hostile text from the backend', () => {
   it('emisor list and show, contribuyente, cabys: escaped, formulas neutralised when piped', async () => {
     const list = await fecr(['emisor', 'list']);
     expect(list.stdout).not.toMatch(RAW_CONTROL);
-    expect(tsv(list.stdout)[1]).toEqual(['3101123456', '02', `'@SUM(1)${EVIL_SHOWN}`, '6201.0', '1', '2 testing', `'+${EVIL_SHOWN}@x.cr`]);
+    expect(tsv(list.stdout)[1]).toEqual(['3101123456', '02', `'@SUM(1)${EVIL_SHOWN}`, '6201.0', '1', '2 testing', `'+${EVIL_SHOWN}@x.cr`, '']);
     const show = await fecr(['emisor', 'show', '3101123456', '--csv']);
     expect(show.stdout.replace(/\r\n/g, '\n')).not.toMatch(RAW_CONTROL);
     expect(parse(show.stdout)).toContainEqual(['nombre', `'@SUM(1)${EVIL_SHOWN}`]);

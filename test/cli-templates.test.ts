@@ -184,13 +184,15 @@ describe('local profile: init, register, send --quiet, emisor list/show', () => 
     const list = await fecr(['emisor', 'list']);
     expect(list.code, list.stderr).toBe(0);
     const [header, row, ...rest] = list.stdout.trim().split('\n');
-    expect(header).toBe('identificacion\ttipo\tnombre\tcodigoActividad\tsucursal\tambiente\tcorreoElectronico');
+    expect(header).toBe('identificacion\ttipo\tnombre\tcodigoActividad\tsucursal\tambiente\tcorreoElectronico\tcertificateUntil');
     expect(row!.split('\t').slice(0, 2)).toEqual(['3101123456', '02']);
+    // The day the issuer's certificate ends (issue 29).
+    expect(row!.split('\t').at(-1)).toMatch(/^\d{4}-\d\d-\d\d$/);
     expect(rest).toEqual([]);
     const listJson = await fecr(['emisor', 'list', '--json']);
     const [details] = JSON.parse(listJson.stdout) as Record<string, unknown>[];
     expect(Object.keys(details!).sort()).toEqual(
-      ['identificacion', 'tipoIdentificacion', 'nombre', 'nombreComercial', 'codigoActividad', 'sucursal', 'telefono', 'correoElectronico', 'ubicacion', 'ambiente', 'usuarioHacienda', 'registeredAt', 'updatedAt'].sort(),
+      ['identificacion', 'tipoIdentificacion', 'nombre', 'nombreComercial', 'codigoActividad', 'sucursal', 'telefono', 'correoElectronico', 'ubicacion', 'ambiente', 'usuarioHacienda', 'registeredAt', 'updatedAt', 'certificateUntil'].sort(),
     );
     const show = await fecr(['emisor', 'show', '3101123456']);
     expect(show.code, show.stderr).toBe(0);

@@ -24,6 +24,8 @@ export interface IssuerDetails {
   /** ISO 8601 instants. */
   registeredAt: string;
   updatedAt: string;
+  /** When the issuer's certificate (llave criptográfica) ends: its notAfter, an ISO 8601 instant. */
+  certificateUntil?: string;
 }
 
 /** The issuer lookup (POST /api/consultar/emisor): exactly the spec's six fields. */

@@ -168,6 +168,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       const callbackBase = opts.publicApiUrl ?? (ctx.hacienda.environment === 'local' && api ? urlOf(api) : undefined);
       worker = startWorker(ctx, {
         ...(callbackBase ? { callbackUrl: `${callbackBase.replace(/\/+$/, '')}/hacienda/callback` } : {}),
+        // Keys before they expire: a log line and an emisor.llave_por_vencer event once a day per issuer.
+        certificateCheckIntervalMs: 3_600_000,
         ...(opts.worker ?? workerOptionsFromEnv(opts.env)),
       });
     }

@@ -13,6 +13,7 @@
  */
 import { actividadRegistrada } from '../core/catalog/actividades.js';
 import type { CertificateInfo } from '../core/sign/cert.js';
+import { daysUntilExpiry, endsSoon, expiryDay, RENEW_ADVICE } from '../core/sign/cert-expiry.js';
 import { certificateEnvironment, type CertificateEnvironment } from '../core/sign/cert-environment.js';
 import { describeP12, SigningError } from '../core/sign/p12.js';
 import type { IssuerRecord } from '../core/input/schema.js';
@@ -34,14 +35,12 @@ export interface DoctorCheck {
   fix?: string;
 }
 
-/** The days before a certificate's expiry from which doctor warns. */
-export const CERT_WARN_DAYS = 30;
+export { CERT_WARN_DAYS } from '../core/sign/cert-expiry.js';
 
 /** The password `fecr init` writes into issuer.json until the user puts theirs (base64 of it, as the spec's claveHacienda). */
 export const PLACEHOLDER_PASSWORD = 'REPLACE: your Hacienda password';
 
 const UPDATE = 'then run fecr emisor update ISSUER.json';
-const DAY = 86_400_000;
 const AMBIENTE: Record<'sandbox' | 'production', number> = { production: 1, sandbox: 2 };
 
 export interface DoctorOptions {
@@ -120,13 +119,13 @@ function certificateLine(record: IssuerRecord, now: Date): { check: DoctorCheck;
   if (c.identificacion !== id) {
     return { check: { check, status: 'fail', message: `the certificate is of ${c.identificacion ?? 'no identificación'}, not of ${id} (${c.subject})`, fix: replace }, cert: c };
   }
-  const until = isoDay(c.notAfter);
+  const until = expiryDay(c.notAfter);
   if (described.validity === 'expired') return { check: { check, status: 'fail', message: `the certificate expired on ${until}`, fix: `get a new llave criptográfica from Hacienda; ${replace}` }, cert: c };
   if (described.validity === 'not-yet-valid') return { check: { check, status: 'fail', message: `the certificate is valid only from ${isoDay(c.notBefore)}`, fix: `wait until then, or ${replace}` }, cert: c };
-  const days = Math.floor((c.notAfter.getTime() - now.getTime()) / DAY);
+  const days = daysUntilExpiry(c.notAfter, now);
   const message = `${c.subject}, identificación ${c.identificacion}, valid until ${until} (${days} day${days === 1 ? '' : 's'} left)`;
-  if (days < CERT_WARN_DAYS) {
-    return { check: { check, status: 'warn', message, fix: `renew it before ${until}: get a new llave criptográfica from Hacienda, ${replace}` }, cert: c };
+  if (endsSoon(c.notAfter, now)) {
+    return { check: { check, status: 'warn', message, fix: `renew it before ${until}: ${RENEW_ADVICE}` }, cert: c };
   }
   return { check: { check, status: 'ok', message }, cert: c };
 }

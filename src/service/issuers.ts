@@ -6,7 +6,8 @@
  */
 import { parseIssuer } from '../core/document.js';
 import type { IssuerRecord } from '../core/input/schema.js';
-import { credentialsFromKeyPair, exportKeyPair, loadP12, SigningError, validityAt, type SigningCredentials, type SigningKeyPair } from '../core/sign/p12.js';
+import { certificateInfo } from '../core/sign/cert.js';
+import { credentialsFromKeyPair, describeP12, exportKeyPair, loadP12, SigningError, validityAt, type SigningCredentials, type SigningKeyPair } from '../core/sign/p12.js';
 import type { IssuerDetails, IssuerSummary } from '../api/contract.js';
 import type { Issuer } from '../store/schema.js';
 import { releaseIssuer } from '../store/issuer-credentials.js';
@@ -151,19 +152,46 @@ export async function getIssuerPublic(ctx: ServiceContext, accountId: number, id
   };
 }
 
-/** Every issuer of an account without secrets (CLI listings). */
-export async function listIssuers(ctx: ServiceContext, accountId: number): Promise<(StoredIssuerRecord & { createdAt: number; updatedAt: number })[]> {
-  const rows = await ctx.store.db
-    .selectFrom('issuers')
-    .select(['record_json', 'created_at', 'updated_at'])
-    .where('account_id', '=', accountId)
-    .orderBy('identificacion')
-    .execute();
-  return rows.map((r) => ({ ...(JSON.parse(r.record_json) as StoredIssuerRecord), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) }));
+/** An issuer as listed: its record without secrets, when it was saved, and when its certificate ends (epoch ms). */
+export type ListedIssuer = StoredIssuerRecord & { createdAt: number; updatedAt: number; certificateUntil?: number };
+
+/** Every issuer of an account without secrets (CLI listings), with its certificate's end. */
+export async function listIssuers(ctx: ServiceContext, accountId: number): Promise<ListedIssuer[]> {
+  const rows = await ctx.store.db.selectFrom('issuers').selectAll().where('account_id', '=', accountId).orderBy('identificacion').execute();
+  return rows.map((r) => {
+    const until = certificateUntil(ctx, r);
+    return { ...(JSON.parse(r.record_json) as StoredIssuerRecord), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at), ...(until !== undefined ? { certificateUntil: until } : {}) };
+  });
+}
+
+const untilCache = new WeakMap<ServiceContext, Map<number, { updatedAt: number; until: number | undefined }>>();
+
+/**
+ * When the issuer's certificate ends (its notAfter, epoch ms), from the certificate sealed with its key at
+ * registration or update (or, for issuers saved before that, from its .p12); undefined when it cannot be read.
+ * Cached per issuer id and updated_at (the service's daily check reads every issuer).
+ */
+export function certificateUntil(ctx: ServiceContext, row: Issuer): number | undefined {
+  let cache = untilCache.get(ctx);
+  if (!cache) untilCache.set(ctx, (cache = new Map()));
+  const updatedAt = Number(row.updated_at);
+  const hit = cache.get(row.id);
+  if (hit && hit.updatedAt === updatedAt) return hit.until;
+  let until: number | undefined;
+  try {
+    const secrets = ctx.secrets.openJson<IssuerSecrets>(row.secrets_enc, issuerSecretsContext(row.account_id, row.identificacion));
+    until = secrets.signingKey
+      ? certificateInfo(Buffer.from(secrets.signingKey.certificate, 'base64')).notAfter.getTime()
+      : describeP12(p12Bytes(secrets.certificadoHacienda), secrets.pinCertificado, new Date(ctx.now())).certificate.notAfter.getTime();
+  } catch {
+    until = undefined;
+  }
+  cache.set(row.id, { updatedAt, until });
+  return until;
 }
 
 /** The secret-free view of a stored record: a whitelist, so a secret can never ride along (CLI and API listings). */
-export function issuerDetails(r: StoredIssuerRecord & { createdAt: number; updatedAt: number }): IssuerDetails {
+export function issuerDetails(r: ListedIssuer): IssuerDetails {
   const u = r.ubicacion;
   return {
     identificacion: String(r.identificacion),
@@ -186,6 +214,7 @@ export function issuerDetails(r: StoredIssuerRecord & { createdAt: number; updat
     ...(r.proveedorSistemas !== undefined ? { proveedorSistemas: r.proveedorSistemas } : {}),
     registeredAt: new Date(r.createdAt).toISOString(),
     updatedAt: new Date(r.updatedAt).toISOString(),
+    ...(r.certificateUntil !== undefined ? { certificateUntil: new Date(r.certificateUntil).toISOString() } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import type { BatchResult, BatchSummary } from '../../client/batch/runner.js';
 import { withBackend } from '../backend.js';
 import { CREDENTIALS_REFUSED } from '../../core/lifecycle.js';
 import { erroresLines, heldLine, issuerOfClave } from '../documents/shared.js';
+import { certificateWarnings, printCertificateWarnings } from '../emisor/cert-warning.js';
 
 export interface BatchFlags {
   concurrency?: string;
@@ -82,8 +83,12 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
   outError.catch(() => undefined);
   const failed = new FailedRows();
   const held = new Map<string, number>();
+  // The issuers of the documents sent, and the warnings about their certificates' end (printed after the summary).
+  const issuers = new Set<string>();
+  let certWarnings: string[] = [];
   const onResult = (r: BatchResult) => {
     failed.add(r);
+    if (r.clave) issuers.add(issuerOfClave(r.clave) ?? '');
     if (r.estado === CREDENTIALS_REFUSED && r.clave) {
       const issuer = issuerOfClave(r.clave) ?? '';
       held.set(issuer, (held.get(issuer) ?? 0) + 1);
@@ -134,6 +139,7 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
         if (interrupted) runner.stop();
         try {
           const done = await runner.run(items);
+          certWarnings = await certificateWarnings(ctx, backend, issuers);
           if (opts.wait && !interrupted && !runner.fatal) {
             progress.done();
             mailsLeft = await deliverQueuedMail(ctx, backend, mailing.signal);
@@ -158,6 +164,7 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
   if (interrupted) summary.interrupted = true;
 
   printSummary(ctx, summary, opts, opts.out ?? outPath, failed, mailsLeft);
+  printCertificateWarnings(ctx, certWarnings);
   // Held because Hacienda refused an issuer's credentials: one line per issuer, with the fix.
   for (const [issuer, count] of held) info(ctx, `error: ${heldLine(issuer || undefined, { count })}`);
   if (fatal) throw new UserError((fatal as Error).message, EXIT.auth);

@@ -18,8 +18,18 @@ export async function list(ctx: Ctx, opts: EmisorFlags): Promise<void> {
     ctx.io.stdout,
     renderTable(
       ctx,
-      ['identificacion', 'tipo', 'nombre', 'codigoActividad', 'sucursal', 'ambiente', 'correoElectronico'],
-      issuers.map((i) => [i.identificacion, i.tipoIdentificacion, i.nombre ?? i.nombreComercial, i.codigoActividad, String(i.sucursal), ambienteName(i.ambiente), i.correoElectronico]),
+      ['identificacion', 'tipo', 'nombre', 'codigoActividad', 'sucursal', 'ambiente', 'correoElectronico', 'certificateUntil'],
+      issuers.map((i) => [
+        i.identificacion,
+        i.tipoIdentificacion,
+        i.nombre ?? i.nombreComercial,
+        i.codigoActividad,
+        String(i.sucursal),
+        ambienteName(i.ambiente),
+        i.correoElectronico,
+        // The day the certificate ends (its instant in --json); empty when a remote service does not say.
+        i.certificateUntil?.slice(0, 10) ?? '',
+      ]),
       { csv: opts.csv },
     ),
   );

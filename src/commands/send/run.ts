@@ -9,6 +9,7 @@ import { withBackend } from '../backend.js';
 import { erroresLines, erroresOf, heldLine, issuerOfClave, pendingLine, printDetalle, timeoutMs, verdictExit } from '../documents/shared.js';
 import { CREDENTIALS_REFUSED } from '../../core/lifecycle.js';
 import { startSpinner } from '../documents/spinner.js';
+import { certificateWarnings, printCertificateWarnings } from '../emisor/cert-warning.js';
 
 export interface SendFlags {
   wait?: boolean;
@@ -34,6 +35,8 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
     mode = b.mode;
     const unsent = async (s: DocumentStatus) => ((cause = s.estado === 'pendiente' ? ((await b.unsentCause?.(s.clave)) ?? null) : null), s);
     const { clave, estado, alreadySent, assigned } = await b.submit(body);
+    // From 30 days before the issuer's certificate ends: one warning line (core/sign/cert-expiry.ts).
+    printCertificateWarnings(ctx, await certificateWarnings(ctx, b, [issuerOfClave(clave) ?? '']));
     // The same body sent before (same numeroReferencia, same canonical JSON): its clave, nothing new (exit 0).
     if (alreadySent && !opts.json) info(ctx, `already sent as ${clave}`);
     else if (assigned !== undefined && !opts.json && !opts.quiet) info(ctx, `numeroReferencia ${assigned} (the next free number)`);

@@ -36,6 +36,7 @@ import { runSend } from './send.js';
 import { runWebhook, WebhookSender } from './webhooks.js';
 import { EmailSender } from './email-job.js';
 import type { MailRenderer } from './email-render-pool.js';
+import { checkCertificateExpiry, type ExpiryLogMemory } from './cert-expiry.js';
 
 export type { WorkerStats } from './job.js';
 export { submitMeta } from './send.js';
@@ -100,6 +101,11 @@ export interface WorkerOptions {
   mailRenderer?: MailRenderer;
   /** Random source for jitter (default Math.random). */
   random?: () => number;
+  /**
+   * Every this many ms (and at start) the issuers' certificate ends are checked (delivery/cert-expiry.ts): a log line
+   * and an `emisor.llave_por_vencer` event once a day per issuer. Default off (`fecr serve` sets 1 h).
+   */
+  certificateCheckIntervalMs?: number;
 }
 
 export interface Worker {
@@ -119,6 +125,8 @@ export interface Worker {
    * Released, they run in turn as usual.
    */
   holdMails(held: boolean): void;
+  /** Checks the issuers' certificate ends now (delivery/cert-expiry.ts); resolves to the webhook events queued. */
+  checkCertificates(): Promise<number>;
   /**
    * Simulates a kill -9 (tests): stops at once; in-flight jobs write nothing more to the store and their leases
    * are not renewed, so they become due again after leaseMs. Returns when the abandoned HTTP calls settled.
@@ -165,6 +173,9 @@ class DeliveryWorker implements Worker, JobEnv {
   private readonly indexDelayToleranceMs: number;
   private readonly endpointsFor: (issuer: StoredIssuerRecord) => HaciendaEndpoints;
   private stopped: Promise<void> | undefined;
+  private readonly expiryLogged: ExpiryLogMemory = new Map();
+  private readonly certificateCheckMs: number;
+  private certificateTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly ctx: ServiceContext,
@@ -213,6 +224,7 @@ class DeliveryWorker implements Worker, JobEnv {
       queuePollIntervalMs: opts.queuePollIntervalMs ?? 250,
     };
     this.queue = openQueue(ctx, this.log, queueOptions, (job, owner) => this.runJob(job, owner));
+    this.certificateCheckMs = opts.certificateCheckIntervalMs ?? 0;
   }
 
   get owner(): string {
@@ -221,6 +233,18 @@ class DeliveryWorker implements Worker, JobEnv {
 
   start(): void {
     this.queue.start();
+    if (this.certificateCheckMs > 0) {
+      const check = () => void this.checkCertificates().catch((e: unknown) => this.log.error({ err: errText(e) }, 'certificate end check failed'));
+      check();
+      this.certificateTimer = setInterval(check, this.certificateCheckMs);
+      this.certificateTimer.unref();
+    }
+  }
+
+  async checkCertificates(): Promise<number> {
+    const queued = await checkCertificateExpiry(this.ctx, this.log, this.expiryLogged);
+    if (queued > 0) this.wake();
+    return queued;
   }
 
   wake(): void {
@@ -236,6 +260,7 @@ class DeliveryWorker implements Worker, JobEnv {
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.certificateTimer);
     return (this.stopped ??= (async () => {
       await this.queue.stop();
       await this.closeClients(true);
@@ -244,6 +269,7 @@ class DeliveryWorker implements Worker, JobEnv {
   }
 
   async abort(): Promise<void> {
+    clearInterval(this.certificateTimer);
     this.queue.kill();
     this.stopped ??= (async () => {
       // Jobs in flight give up before writing; no lease is renewed, no heartbeat written.
