@@ -147,6 +147,7 @@ const IssuerDetailsSchema = z.object({
   proveedorSistemas: z.string().optional(),
   registeredAt: z.string().describe('ISO 8601 instant'),
   updatedAt: z.string().describe('ISO 8601 instant'),
+  certificateUntil: z.string().optional().describe("ISO 8601 instant: when the issuer's certificate (llave criptográfica) ends"),
 });
 const _toDetails = (s: z.output<typeof IssuerDetailsSchema>): IssuerDetails => s;
 void _toDetails;
