@@ -52,6 +52,8 @@ export interface ArchiveExportOptions {
   until: string;
   emisor?: string;
   pdf: boolean;
+  /** False: the output stream is left open at the end (stdout). */
+  endOutput?: boolean;
   /** Renders a sales row's PDF (service/pdf.ts renderPdf); given by the caller so this module stays light. */
   renderPdf?: (row: SaleRow) => Promise<Buffer>;
 }
@@ -103,7 +105,7 @@ export async function exportArchive(ctx: ServiceContext, accountId: number, out:
   const manifestFile = path.join(tmp, MANIFEST_NAME);
   const manifest = createWriteStream(manifestFile, { mode: 0o600 });
   const pack = tar.pack();
-  const written = pipeline(pack, createGzip(), out);
+  const written = pipeline(pack, createGzip(), out, { end: opts.endOutput ?? true });
   written.catch(() => undefined); // awaited below; a failure here must not be unhandled meanwhile
   const result: ArchiveExportResult = { documents: { ventas: 0, compras: 0 }, files: 0, bytes: 0 };
   const mtime = new Date(`${opts.until}T00:00:00Z`);

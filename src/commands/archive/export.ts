@@ -35,6 +35,7 @@ export async function run(ctx: Ctx, out: string, f: ExportFlags): Promise<void> 
       until: f.until.trim(),
       ...(f.issuer !== undefined ? { emisor: f.issuer.trim() } : {}),
       pdf: f.pdf !== false,
+      ...(toStdout ? { endOutput: false } : {}),
     });
     if (!toStdout) await fsp.rename(partial, file);
     if (f.json && !toStdout) return printJson(ctx, { file, ...r });
