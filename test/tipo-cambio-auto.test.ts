@@ -2,6 +2,8 @@
 // XML's TipoCambio; a second document of the same day takes it from the store's cache (the emulator counts one request
 // to its indicator routes, not two); a body of another day makes one more. With no Hacienda to ask, the finding of
 // before stays, with one line saying why.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { emulatorTipoCambio } from '../src/emulator/routes-public.js';
@@ -10,6 +12,7 @@ import { getDocument, submitDocument } from '../src/service/documents.js';
 import { registerIssuer } from '../src/service/issuers.js';
 import { ServiceError } from '../src/service/service-error.js';
 import { makeServiceContext, type TestContext } from './helpers/api-context.js';
+import { runCli, tempDir } from './helpers/cli.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 import { fixture } from './helpers/worker-docs.js';
 
@@ -100,4 +103,25 @@ describe('tipoCambio "auto"', () => {
       await offline.close();
     }
   });
+});
+
+describe('fecr tipo-cambio', () => {
+  it("prints the emulator's rate of a date and its source; the second time from the data dir's cache", async () => {
+    const home = tempDir('fecr-tc-');
+    const env = { HOME: home, FECR_DATA_DIR: join(home, 'data') };
+    try {
+      const first = await runCli(['tipo-cambio', '2026-11-20'], { cwd: home, env });
+      expect(first.stderr).not.toMatch(/error/);
+      expect(first.code).toBe(0);
+      expect(first.stdout).toContain(`2026-11-20  USD  ${emulatorTipoCambio('2026-11-20').venta} colones`);
+      expect(first.stdout).toMatch(/source: http:\/\/127\.0\.0\.1:\d+\/indicadores\/tc\/dolar/);
+      const json = await runCli(['tipo-cambio', '2026-11-20', '--json'], { cwd: home, env });
+      expect(JSON.parse(json.stdout)).toMatchObject({ moneda: 'USD', fecha: '2026-11-20', venta: emulatorTipoCambio('2026-11-20').venta, cached: true });
+      const bad = await runCli(['tipo-cambio', '2026-02-30'], { cwd: home, env });
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toMatch(/^error: DATE must be a date YYYY-MM-DD/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 30_000);
 });

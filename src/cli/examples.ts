@@ -293,6 +293,10 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr exoneracion AL-00020402-24', 'state, percentage and expiry of an exoneration'],
     ['fecr exoneracion AL-00020402-24 --json', 'as JSON'],
   ],
+  'tipo-cambio': [
+    ['fecr tipo-cambio', "today's dollar selling rate (BCCR, from Hacienda) and its source"],
+    ['fecr tipo-cambio 2026-11-20 --json', 'the rate of a date, as JSON'],
+  ],
   completion: [
     ['fecr completion bash > ~/.local/share/bash-completion/completions/fecr', 'bash (or: source <(fecr completion bash))'],
     ['fecr completion zsh > ~/.zfunc/_fecr', 'zsh: a directory of your fpath, before compinit'],

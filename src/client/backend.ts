@@ -86,6 +86,15 @@ export interface NumberingApi {
   set(identificacion: string, starts: readonly StartRequest[]): Promise<IssuerNumbers>;
 }
 
+/** An exchange rate and where it came from (`fuente`: the indicator URL; `cached`: from the data dir's cache). */
+export interface TipoCambioInfo {
+  moneda: string;
+  fecha: string;
+  venta: string;
+  fuente: string;
+  cached: boolean;
+}
+
 export interface Backend {
   readonly mode: 'local' | 'remote';
   registerIssuer(record: unknown): Promise<void>;
@@ -108,6 +117,11 @@ export interface Backend {
    * sends it before returning (or leaves it waiting for a retry). Returns that mail.
    */
   emailDocument(clave: string, to?: string[]): Promise<MailStatus>;
+  /**
+   * The dollar's BCCR selling rate of a Costa Rica day `YYYY-MM-DD` from Hacienda's indicator API (cached per day),
+   * and its source. Local mode only (the hosted API fills `tipoCambio: "auto"` itself and has no route for it).
+   */
+  tipoCambio?(fecha: string): Promise<TipoCambioInfo>;
   /** With `impuesto`, also each code's IVA rate (a service that ignores it leaves it out). */
   cabys(text: string, opts?: { impuesto?: boolean }): Promise<CabysEntry[]>;
   /**

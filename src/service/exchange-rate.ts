@@ -16,6 +16,7 @@ import { crDateTimeOr } from '../core/input/to-model.js';
 import { cachedRate, storeRate, type ExchangeRate } from '../store/exchange-rates.js';
 import type { ServiceContext } from './context.js';
 import { queryClientFor } from './lookups.js';
+import { ServiceError } from './service-error.js';
 
 /** Currencies fecr can take a rate for. */
 export const AUTO_CURRENCIES = ['USD'] as const;
@@ -51,6 +52,16 @@ export async function tipoCambioFor(ctx: ServiceContext, moneda: string, fecha: 
   await storeRate(ctx.store.db, row);
   const kept = (await cachedRate(ctx.store.db, moneda, fecha)) ?? row;
   return { moneda, fecha, venta: kept.venta, fuente: kept.fuente, cached: false };
+}
+
+/** tipoCambioFor for a verb (`fecr tipo-cambio`): a rate that cannot be had is a 503 with why. */
+export async function tipoCambioOrError(ctx: ServiceContext, moneda: string, fecha: string): Promise<ResolvedRate> {
+  try {
+    return await tipoCambioFor(ctx, moneda, fecha);
+  } catch (e) {
+    if (e instanceof RateUnavailableError) throw new ServiceError(503, 'service_unavailable', `no exchange rate for ${fecha}: ${e.message}`);
+    throw e;
+  }
 }
 
 /**

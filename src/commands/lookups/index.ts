@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
 import type { LookupFlags } from './flags.js';
+import { defineTipoCambioCommand } from '../tipo-cambio/index.js';
 
 export function defineLookupCommands(program: Command, ctx: Ctx): void {
   program
@@ -24,4 +25,6 @@ export function defineLookupCommands(program: Command, ctx: Ctx): void {
     .option('--json', 'print as JSON')
     .option('--csv', 'print as CSV (RFC 4180; formulas neutralised)')
     .action(async (numero: string, opts: LookupFlags) => (await import('./exoneracion.js')).exoneracion(ctx, numero, opts));
+  // A top-level verb of its own (src/commands/tipo-cambio/), defined beside Hacienda's other public queries.
+  defineTipoCambioCommand(program, ctx);
 }
