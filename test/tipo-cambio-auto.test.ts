@@ -2,7 +2,7 @@
 // XML's TipoCambio; a second document of the same day takes it from the store's cache (the emulator counts one request
 // to its indicator routes, not two); a body of another day makes one more. With no Hacienda to ask, the finding of
 // before stays, with one line saying why.
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
@@ -120,6 +120,25 @@ describe('fecr tipo-cambio', () => {
       const bad = await runCli(['tipo-cambio', '2026-02-30'], { cwd: home, env });
       expect(bad.code).not.toBe(0);
       expect(bad.stderr).toMatch(/^error: DATE must be a date YYYY-MM-DD/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
+
+describe('fecr validate, offline', () => {
+  it('judges a USD body with tipoCambio "auto" with a placeholder rate and a warning; a missing one stays a finding', async () => {
+    const home = tempDir('fecr-tc-v-');
+    const env = { HOME: home };
+    try {
+      writeFileSync(join(home, 'auto.json'), JSON.stringify(usdBody(901, '2026-11-20T09:15:00-06:00', 'auto')));
+      writeFileSync(join(home, 'missing.json'), JSON.stringify(usdBody(902, '2026-11-20T09:15:00-06:00')));
+      const auto = await runCli(['validate', 'auto.json'], { cwd: home, env, now: () => new Date('2026-11-20T18:00:00Z') });
+      expect(auto.stderr).toContain('warning: resumenFactura.codigoTipoMoneda.tipoCambio: "auto": judged here with a placeholder rate of 1');
+      expect(auto.code).toBe(0);
+      const missing = await runCli(['validate', 'missing.json'], { cwd: home, env, now: () => new Date('2026-11-20T18:00:00Z') });
+      expect(missing.code).toBe(1);
+      expect(missing.stdout).toContain('resumenFactura.codigoTipoMoneda.tipoCambio: is required for USD (the BCCR reference selling rate)');
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

@@ -17,10 +17,13 @@ export async function run(ctx: Ctx, file: string, opts: ValidateOptions): Promis
   const issuer = opts.issuer ? await readIssuer(ctx, opts.issuer) : placeholderIssuer(read);
   const [{ parseDocument }, { completedInput }] = await Promise.all([import('../../core/document.js'), import('../../core/input/complete.js')]);
   // The figures the body leaves out are computed (as fecr send does); with --no-complete it is judged as the API takes it.
-  const body = opts.complete === false ? read : completedInput(read);
+  const completed = opts.complete === false ? read : completedInput(read);
+  // tipoCambio "auto" (USD): offline, no rate is asked for; judged with a placeholder rate of 1, and a warning.
+  const { body, autoRate } = withPlaceholderRate(completed);
   const parsed = parseDocument(body, issuer);
   const findings: Finding[] = [...parsed.findings];
-  let warnings: Finding[] = [];
+  const autoWarning: Finding[] = autoRate ? [{ path: 'resumenFactura.codigoTipoMoneda.tipoCambio', message: '"auto": judged here with a placeholder rate of 1; fecr send takes Hacienda\'s rate of the document\'s day (fecr tipo-cambio DATE shows it)' }] : [];
+  let warnings: Finding[] = autoWarning;
   // Hacienda's catalogue and clock checks, the emulator's own rules (core/rules): -408/-407 activity, -400 CABYS, -53;
   // also on a body with other findings (at the paths that parsed): every finding comes in one run.
   const checks = async () => {
@@ -29,7 +32,7 @@ export async function run(ctx: Ctx, file: string, opts: ValidateOptions): Promis
     const codes = readCabysCodes();
     const r = haciendaChecks(parsed.doc, { now: ctx.now(), hasCabys: (c) => codes.has(c), held: parsed.ok ? [] : parsed.held });
     findings.push(...r.findings);
-    warnings = r.warnings;
+    warnings = [...autoWarning, ...r.warnings];
   };
   // The XSD judges the XML of a body without findings (one with findings would fail it by the same faults).
   if (parsed.ok && opts.xsd) {
@@ -67,6 +70,15 @@ export async function run(ctx: Ctx, file: string, opts: ValidateOptions): Promis
     totalComprobante: parsed.totals?.resumen.totalComprobante.toFixed(5),
     moneda: parsed.doc?.moneda.codigoMoneda,
   });
+}
+
+/** The body with a USD `tipoCambio: "auto"` replaced by 1 (only "auto": a missing rate stays a finding offline). */
+function withPlaceholderRate(body: unknown): { body: unknown; autoRate: boolean } {
+  const b = body as { resumenFactura?: { codigoTipoMoneda?: { codigoMoneda?: unknown; tipoCambio?: unknown } } } | null;
+  const m = typeof b === 'object' && b !== null && !Array.isArray(b) ? b.resumenFactura?.codigoTipoMoneda : undefined;
+  if (typeof m !== 'object' || m === null || m.codigoMoneda !== 'USD' || typeof m.tipoCambio !== 'string' || m.tipoCambio.trim().toLowerCase() !== 'auto') return { body, autoRate: false };
+  const r = b!.resumenFactura!;
+  return { body: { ...b, resumenFactura: { ...r, codigoTipoMoneda: { ...m, tipoCambio: '1' } } }, autoRate: true };
 }
 
 /** Prints a verdict (findings ordered by path, without repeats) and exits 1 when it is not valid. */
