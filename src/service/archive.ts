@@ -19,6 +19,7 @@ import path from 'node:path';
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
+import { sql } from 'kysely';
 import tar from 'tar-stream';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
@@ -122,12 +123,14 @@ export async function exportArchive(ctx: ServiceContext, accountId: number, out:
       let q = ctx.store.db
         .selectFrom('documents')
         .select(['id', 'clave', 'kind', 'state', 'xml', 'response_xml', 'detalle_mensaje', 'fecha_emision', 'total_comprobante', 'moneda', 'created_at', 'decided_at'])
-        .where('account_id', '=', accountId)
+        // `+account_id`: no index on it, so SQLite walks the primary key from `after` (an index on the account made
+        // every page sort all of the account's rows, XML included: quadratic). PostgreSQL reads `+x` as `x`.
+        .where(sql<number>`+account_id`, '=', accountId)
         .where('kind', 'in', SALE_KINDS)
         .where('fecha_emision', '>=', opts.since)
         .where('fecha_emision', '<', end)
         .where('id', '>', after);
-      if (issuerId !== undefined) q = q.where('issuer_id', '=', issuerId);
+      if (issuerId !== undefined) q = q.where(sql<number>`+issuer_id`, '=', issuerId);
       const rows = (await q.orderBy('id').limit(ARCHIVE_PAGE).execute()) as SaleRow[];
       if (rows.length === 0) break;
       after = rows[rows.length - 1]!.id;
@@ -147,12 +150,12 @@ export async function exportArchive(ctx: ServiceContext, accountId: number, out:
         .leftJoin('documents as d', 'd.id', 'r.mensaje_document_id')
         .select(['r.id', 'r.clave', 'r.kind', 'r.estado', 'r.xml', 'r.hacienda_xml', 'r.fecha_emision', 'r.total_comprobante', 'r.total_impuesto', 'r.moneda'])
         .select(['d.kind as mr_kind', 'd.state as mr_state', 'd.xml as mr_xml', 'd.response_xml as mr_response'])
-        .where('r.account_id', '=', accountId)
+        .where(sql<number>`+r.account_id`, '=', accountId)
         .where('r.clave', 'is not', null)
         .where('r.fecha_emision', '>=', opts.since)
         .where('r.fecha_emision', '<', end)
         .where('r.id', '>', after);
-      if (issuerId !== undefined) q = q.where('r.issuer_id', '=', issuerId);
+      if (issuerId !== undefined) q = q.where(sql<number>`+r.issuer_id`, '=', issuerId);
       const rows = await q.orderBy('r.id').limit(ARCHIVE_PAGE).execute();
       if (rows.length === 0) break;
       after = rows[rows.length - 1]!.id;
