@@ -18,7 +18,7 @@ import { importRecibidos } from '../src/service/recibidos/import.js';
 import { getRecibido, recibidoFile } from '../src/service/recibidos/queries.js';
 import { ivaReport } from '../src/service/report-iva.js';
 import { buildApiApp } from '../src/server/api-app.js';
-import { RemoteReports } from '../src/client/reports.js';
+import { RemoteReports } from '../src/client/reports-backends.js';
 import { fixtureBody, makeServiceContext, type TestContext } from './helpers/api-context.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
 import { FAST_WORKER, storeSigned, withTimeout } from './helpers/worker-docs.js';

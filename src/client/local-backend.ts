@@ -372,7 +372,7 @@ class LocalBackend implements Backend {
     return (this.buyer ??= new LocalRecibidos(this.svc, this.run, () => this.accountId()));
   }
 
-  reports = (): import('./reports.js').ReportsApi => ({ iva: async (mes, emisor) => new (await import('./reports.js')).LocalReports(this.svc, () => this.accountId()).iva(mes, emisor) }); // fecr report iva
+  reports = (): import('./reports.js').ReportsApi => ({ iva: async (mes, emisor) => new (await import('./reports-backends.js')).LocalReports(this.svc, () => this.accountId()).iva(mes, emisor) }); // fecr report iva
   // --- lifecycle -----------------------------------------------------------------------------------
 
   async close(): Promise<void> {

@@ -23,7 +23,7 @@ import {
 } from './backend.js';
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
 import { RemoteRecibidos } from './recibidos.js';
-import { RemoteReports } from './reports.js';
+import { RemoteReports } from './reports-backends.js';
 import { FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';
 
 /** The one line shown for a token past its own expiry (`exp`) that the service no longer accepts. */

@@ -2,40 +2,11 @@
  * The accountant's reports (issue 29): `fecr report iva`. Local mode runs the use case (service/report-iva.ts) in this
  * process on the profile's data dir; remote mode asks the service's POST /api/reportes/iva (src/server/api-reportes.ts).
  */
-import type { ServiceContext } from '../service/context.js';
 import type { IvaReport } from '../service/report-iva.js';
-import { BackendError } from './backend.js';
 
 export type { IvaReport, LeftOutSale } from '../service/report-iva.js';
 
 export interface ReportsApi {
   /** One month's IVA figures (`mes` YYYY-MM), of one issuer (`emisor`, its identificación) or of the account's. */
   iva(mes: string, emisor?: string): Promise<IvaReport>;
-}
-
-export class LocalReports implements ReportsApi {
-  constructor(
-    private readonly svc: ServiceContext,
-    private readonly accountId: () => Promise<number>,
-  ) {}
-
-  async iva(mes: string, emisor?: string): Promise<IvaReport> {
-    const [{ ivaReport }, { ServiceError }, id] = await Promise.all([import('../service/report-iva.js'), import('../service/service-error.js'), this.accountId()]);
-    try {
-      return await ivaReport(this.svc, id, mes, emisor);
-    } catch (e) {
-      if (e instanceof ServiceError) throw new BackendError(e.code === 'not_found' ? 'not_found' : 'invalid', e.message, e.details ?? []);
-      throw e;
-    }
-  }
-}
-
-type Call = <T>(path: string, body: unknown) => Promise<T>;
-
-export class RemoteReports implements ReportsApi {
-  constructor(private readonly call: Call) {}
-
-  async iva(mes: string, emisor?: string): Promise<IvaReport> {
-    return (await this.call<{ data: IvaReport }>('/api/reportes/iva', { mes, ...(emisor !== undefined ? { emisor } : {}) })).data;
-  }
 }
