@@ -13,6 +13,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { platformDirs } from '../adapters/platform-dirs.js';
 import { echo } from '../core/echo.js';
+import { editDistance } from '../core/input/unknown-keys.js';
 import { ClientError } from './errors.js';
 
 export const DEFAULT_PROFILE = 'default';
@@ -138,32 +139,12 @@ export function profileNameFrom(env: Record<string, string | undefined>, flag?: 
 /** The profile `fecr demo` creates; before that run, naming it says so. */
 export const DEMO_PROFILE = 'demo';
 
-/**
- * Optimal string alignment distance (Damerau-Levenshtein with adjacent transpositions, no substring edited twice),
- * case-insensitive: how far a mistyped profile name is from an existing one.
- */
-function editDistance(a: string, b: string): number {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  const d: number[][] = Array.from({ length: x.length + 1 }, (_, i) => [i, ...Array<number>(y.length).fill(0)]);
-  for (let j = 1; j <= y.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= x.length; i++) {
-    for (let j = 1; j <= y.length; j++) {
-      const cost = x[i - 1] === y[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
-    }
-  }
-  return d[x.length]![y.length]!;
-}
-
 /** The existing name closest to `name` (at most 2 edits, and fewer edits than half its length), else null. */
 export function closestProfile(name: string, names: string[]): string | null {
   let best: string | null = null;
   let bestDistance = Infinity;
   for (const candidate of [...names].sort()) {
-    const dist = editDistance(name, candidate);
+    const dist = editDistance(name.toLowerCase(), candidate.toLowerCase(), 3);
     if (dist > 2 || dist * 2 >= Math.max(name.length, candidate.length) || dist >= bestDistance) continue;
     best = candidate;
     bestDistance = dist;

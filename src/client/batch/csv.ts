@@ -16,7 +16,7 @@ import { dec, isDecimalString, money, plain, ZERO } from '../../core/money.js';
 import type { CsvRowMap } from './csv-findings.js';
 import { PROVEEDOR_COLUMNS, proveedorOfRow, RECEPTOR_COLUMNS, receptorOfRow, REFERENCE_COLUMNS, referencesOfRows } from './csv-parties.js';
 import { cell as get, collector, type CsvRow } from './csv-row.js';
-import { closest } from '../did-you-mean.js';
+import { closestName } from '../../core/input/unknown-keys.js';
 
 export type { CsvRow } from './csv-row.js';
 
@@ -70,7 +70,7 @@ export function checkHeader(header: string[]): string | undefined {
   const unknown = header.filter((h) => !KNOWN_COLUMNS.has(h));
   if (unknown.length) {
     const named = unknown.map((u) => {
-      const near = closest(u, KNOWN_COLUMNS);
+      const near = closestName(u, [...KNOWN_COLUMNS]);
       return `"${echo(u)}"${near ? ` (did you mean "${near}"?)` : ''}`;
     });
     return `unknown column${unknown.length > 1 ? 's' : ''} ${named.join(', ')} (see docs/batch-csv.md)`;

@@ -44,8 +44,11 @@ export function closestName(name: string, known: readonly string[]): string | un
   return prefixed.length === 1 ? prefixed[0] : undefined;
 }
 
-/** Optimal string alignment distance; any value ≥ `limit` is returned as `limit`. */
-function editDistance(a: string, b: string, limit: number): number {
+/**
+ * Optimal string alignment distance (Levenshtein plus the swap of two neighbours), case-sensitive; any value ≥ `limit`
+ * is returned as `limit`. The one edit distance of fecr (unknown fields, CSV columns, profile names).
+ */
+export function editDistance(a: string, b: string, limit: number): number {
   if (Math.abs(a.length - b.length) >= limit) return limit;
   let prev2: number[] = [];
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
