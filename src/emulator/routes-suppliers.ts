@@ -38,6 +38,8 @@ const IssueBody = z.object({
   proveedor: z.string().regex(/^\d{9,12}$/).optional(),
   lineas: z.array(Line).min(1).max(50).optional(),
   referencia: z.string().optional(),
+  /** Another currency than colones, at the given TipoCambio (issue 29: purchases converted in the IVA report). */
+  moneda: z.object({ codigoMoneda: z.enum(['USD', 'EUR']), tipoCambio: z.string().regex(/^\d{1,13}(\.\d{1,5})?$/) }).optional(),
   ambiente: z.enum(['production', 'sandbox']).default('production'),
   cantidad: z.number().int().min(1).max(1000).default(1),
   esperarMs: z.number().int().min(0).max(600_000).default(0),
@@ -82,6 +84,7 @@ export function registerSupplierRoutes(app: FastifyInstance, deps: SupplierRoute
         kind: b.tipo,
         ...(b.lineas ? { lineas: b.lineas } : {}),
         ...(referencia ? { referencia } : {}),
+        ...(b.moneda ? { moneda: b.moneda } : {}),
       };
       const issued = deps.book.issue(request, supplier);
       receive(deps, env, issued.doc, Buffer.from(issued.xml, 'utf8'), supplier.identificacion, b.tipo === 'FEC');

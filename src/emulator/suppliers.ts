@@ -105,6 +105,8 @@ export interface SupplierRequest {
   referencia?: { clave: string; fechaEmision: string };
   /** 8 digits (default random). */
   securityCode?: string;
+  /** Default colones. */
+  moneda?: { codigoMoneda: string; tipoCambio: string };
 }
 
 export interface SupplierDocument {
@@ -179,7 +181,7 @@ export function supplierComprobante(req: SupplierRequest, supplier: TestSupplier
     condicionVenta: '01',
     lineas,
     otrosCargos: [],
-    moneda: { codigoMoneda: 'CRC', tipoCambio: dec(1) },
+    moneda: req.moneda ? { codigoMoneda: req.moneda.codigoMoneda, tipoCambio: dec(req.moneda.tipoCambio) } : { codigoMoneda: 'CRC', tipoCambio: dec(1) },
     mediosPago: [{ tipoMedioPago: '04' }],
     informacionReferencia:
       req.kind === 'NC' || req.kind === 'ND'

@@ -1,7 +1,8 @@
 /**
  * `fecr report iva` (issue 29): one issuer's month for the IVA return. Sales from the issuer's comprobantes dated in
  * the month (FechaEmision, Costa Rica time) that Hacienda accepted, summed by core/report/iva.ts from their signed
- * XML; purchases from the received documents' monthly summary (service/recibidos/queries.ts: accepted and their
+ * XML; purchases (of that issuer as the buyer when one is named; in colones at each document's TipoCambio) from the
+ * received documents' monthly summary (service/recibidos/queries.ts: accepted and their
  * MensajeReceptor accepted by Hacienda, one concept in one place); the difference; the documents left out, with why.
  */
 import { D150_NOTA, salesIvaFigures, type SalesFigures } from '../core/report/iva.js';
@@ -50,11 +51,13 @@ export async function ivaReport(ctx: ServiceContext, accountId: number, mes: str
     .where('d.account_id', '=', accountId)
     .where('d.kind', 'in', [...SALE_KINDS])
     .where('d.fecha_emision', 'like', `${mes}-%`);
+  let issuerId: number | undefined;
   if (emisor !== undefined) {
     const id = emisor.trim();
     const found = await ctx.store.db.selectFrom('issuers').select('id').where('account_id', '=', accountId).where('identificacion', '=', id).executeTakeFirst();
     if (!found) throw ServiceError.validation([{ path: 'emisor', message: `no issuer ${id} in this account` }]);
     query = query.where('i.identificacion', '=', id);
+    issuerId = found.id;
   }
   const rows = await query.orderBy('d.fecha_emision').orderBy('d.id').execute();
   const parsed: ParsedComprobante[] = [];
@@ -67,7 +70,7 @@ export async function ivaReport(ctx: ServiceContext, accountId: number, mes: str
     parsed.push(parseComprobanteXml(r.xml));
   }
   const ventas = salesIvaFigures(parsed);
-  const compras = await monthlySummary(ctx, accountId, mes);
+  const compras = await monthlySummary(ctx, accountId, mes, issuerId === undefined ? {} : { issuerId });
   const saldo = dec(ventas.ivaDebito).plus(dec(ventas.ivaAutoliquidado)).minus(dec(compras.totales.ivaAcreditable));
   return {
     mes,

@@ -237,6 +237,7 @@ export interface ExcludedDocument {
   motivo: Exclude<SituacionIva, 'acreditable' | 'invalido'>;
 }
 
+/** A month's purchases; every amount in colones (a foreign-currency document at its own TipoCambio). */
 export interface MonthlySummary {
   mes: string;
   /** The documents counted: accepted (fully or partly) and their MensajeReceptor accepted by Hacienda. */
@@ -258,9 +259,11 @@ export interface MonthlySummary {
  * proportion to their base + IVA; the rounding remainder goes to its largest tarifa, so the lines add up to the
  * documents' own figures. A nota de crédito counts negative.
  */
-export async function monthlySummary(ctx: ServiceContext, accountId: number, mes: string): Promise<MonthlySummary> {
+export async function monthlySummary(ctx: ServiceContext, accountId: number, mes: string, opts: { issuerId?: number } = {}): Promise<MonthlySummary> {
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(mes)) throw ServiceError.validation([{ path: 'mes', message: 'must be a month YYYY-MM' }]);
-  const rows = (await baseQuery(ctx, accountId).where('r.fecha_emision', 'like', `${mes}-%`).orderBy('r.id').execute()) as Row[];
+  let q = baseQuery(ctx, accountId).where('r.fecha_emision', 'like', `${mes}-%`);
+  if (opts.issuerId !== undefined) q = q.where('r.issuer_id', '=', opts.issuerId);
+  const rows = (await q.orderBy('r.id').execute()) as Row[];
   const by = new Map<string, { tarifa: string; base: Decimal; impuesto: Decimal; iva: Decimal; gasto: Decimal }>();
   let documentos = 0;
   const count = { pendientes: 0, rechazados: 0, invalidos: 0 };
@@ -289,9 +292,13 @@ export async function monthlySummary(ctx: ServiceContext, accountId: number, mes
     }
     documentos++;
     const sign = r.kind === 'NC' ? -1 : 1;
-    const lines = JSON.parse(r.iva_json) as IvaPorTarifa[];
-    const ivaDoc = dec(r.iva_acreditable ?? '0');
-    const gastoDoc = dec(r.gasto_aplicable ?? '0');
+    // In colones: a foreign-currency document's figures (its lines and the MensajeReceptor's amounts, in its own
+    // currency) at its TipoCambio, rounded as money (issue 29: the return is in colones).
+    const rate = colonesRate(r);
+    const lines = (JSON.parse(r.iva_json) as IvaPorTarifa[]).map((l) => (rate === null ? l : { ...l, base: money(dec(l.base).times(rate)), impuesto: money(dec(l.impuesto).times(rate)) }));
+    const inColones = (v: string | null) => (rate === null ? dec(v ?? '0') : dec(money(dec(v ?? '0').times(rate))));
+    const ivaDoc = inColones(r.iva_acreditable);
+    const gastoDoc = inColones(r.gasto_aplicable);
     const impuestoTotal = lines.reduce((a, l) => a.plus(dec(l.impuesto)), ZERO);
     const pesoTotal = lines.reduce((a, l) => a.plus(dec(l.base)).plus(dec(l.impuesto)), ZERO);
     const spread = (total: Decimal, weight: (l: IvaPorTarifa) => Decimal, all: Decimal): Decimal[] => {
@@ -321,4 +328,11 @@ export async function monthlySummary(ctx: ServiceContext, accountId: number, mes
     .map(([codigoTarifaIVA, v]) => ({ codigoTarifaIVA, tarifa: v.tarifa, base: money(v.base), impuesto: money(v.impuesto), ivaAcreditable: money(v.iva), gastoAplicable: money(v.gasto) }));
   const sum = (k: 'base' | 'impuesto' | 'ivaAcreditable' | 'gastoAplicable') => money(porTarifa.reduce((a, l) => a.plus(dec(l[k])), ZERO));
   return { mes, documentos, porTarifa, totales: { base: sum('base'), impuesto: sum('impuesto'), ivaAcreditable: sum('ivaAcreditable'), gastoAplicable: sum('gastoAplicable') }, ...count, excluidos };
+}
+
+/** The TipoCambio to colones of a received document in another currency (null for CRC, or no currency given). */
+function colonesRate(r: Row): Decimal | null {
+  if (r.moneda === null || r.moneda === 'CRC') return null;
+  const tc = r.tipo_cambio === null ? null : dec(r.tipo_cambio);
+  return tc !== null && tc.isFinite() && tc.gt(0) ? tc : null;
 }
