@@ -28,6 +28,9 @@ const B = '3101987654';
 let usdClave = '';
 let crcClave = '';
 let mes = '';
+let pendingClave = '';
+let offsetMs = 0;
+const DAY = 86_400_000;
 
 async function issueTo(numero: string, moneda?: { codigoMoneda: string; tipoCambio: string }): Promise<{ clave: string; xml: string }> {
   const res = await fetch(`${emu.url}/_emulator/suppliers/issue`, {
@@ -42,7 +45,7 @@ async function issueTo(numero: string, moneda?: { codigoMoneda: string; tipoCamb
 
 beforeAll(async () => {
   emu = await startEmulator({ processingDelayMs: 10, validationThreads: 0 });
-  env = await makeServiceContext({ haciendaUrl: emu.url });
+  env = await makeServiceContext({ haciendaUrl: emu.url, now: () => Date.now() + offsetMs });
   accountId = (await createAccount(env.ctx, { base: 'contador2', password: 'una clave larga 123' })).account.id;
   const a = makeTestIssuer();
   await registerIssuer(env.ctx, accountId, a.issuer);
@@ -50,11 +53,13 @@ beforeAll(async () => {
   await registerIssuer(env.ctx, accountId, { ...a.issuer, identificacion: B, nombre: 'OTRA EMPRESA SOCIEDAD ANONIMA', certificadoHacienda: pB.toString('base64'), pinCertificado: '4321' });
   const usd = await issueTo(A, { codigoMoneda: 'USD', tipoCambio: '505.25' });
   const crc = await issueTo(B);
+  const pending = await issueTo(A);
+  pendingClave = pending.clave;
   usdClave = usd.clave;
   crcClave = crc.clave;
   mes = tag(usd.xml, 'FechaEmision').slice(0, 7);
   await emu.state.whenIdle();
-  const imported = await importRecibidos(env.ctx, accountId, [usd, crc].map((d) => ({ name: `${d.clave}.xml`, bytes: Buffer.from(d.xml, 'utf8') })));
+  const imported = await importRecibidos(env.ctx, accountId, [usd, crc, pending].map((d) => ({ name: `${d.clave}.xml`, bytes: Buffer.from(d.xml, 'utf8') })));
   expect(JSON.stringify(imported)).not.toContain('invalido');
   await decideRecibido(env.ctx, accountId, usdClave, { decision: 'aceptar' });
   await decideRecibido(env.ctx, accountId, crcClave, { decision: 'aceptar' });
@@ -96,6 +101,7 @@ describe('report iva: purchases in colones, of the named issuer', () => {
     expect(tag(xml, 'TipoCambio')).toMatch(/^505\.25/);
     const r = await ivaReport(env.ctx, accountId, mes, A);
     expect(r.compras.documentos).toBe(1);
+    expect(r.compras.excluidos.map((x) => x.clave)).toEqual([pendingClave]);
     const want = await acreditableColones(usdClave);
     expect(r.compras.totales.ivaAcreditable).toBe(m5(want));
     // The base too: TotalVentaNeta (the lines' bases) at the rate, not in dollars.
@@ -110,6 +116,7 @@ describe('report iva: purchases in colones, of the named issuer', () => {
     expect(rb.compras.totales.ivaAcreditable).toBe(m5(await acreditableColones(crcClave)));
     const all = await ivaReport(env.ctx, accountId, mes);
     expect(all.compras.documentos).toBe(2);
+    expect(rb.compras.excluidos).toEqual([]);
     expect(all.compras.totales.ivaAcreditable).toBe(m5((await acreditableColones(usdClave)).plus(await acreditableColones(crcClave))));
     // The saldo follows the purchases of the issuer named (no sales here: a credit of its own IVA acreditable).
     expect(rb.diferencia.ivaAcreditable).toBe(rb.compras.totales.ivaAcreditable);
@@ -118,5 +125,25 @@ describe('report iva: purchases in colones, of the named issuer', () => {
   it('recibidos resumen (the same summary) is in colones too', async () => {
     const s = await monthlySummary(env.ctx, accountId, mes);
     expect(s.totales.ivaAcreditable).toBe(m5((await acreditableColones(usdClave)).plus(await acreditableColones(crcClave))));
+  });
+
+  it('answered late: listed with its days (still counted: Hacienda accepted it); unanswered past the term flagged', async () => {
+    const row = await env.ctx.store.db.selectFrom('recibidos').select(['id', 'decided_at']).where('clave', '=', usdClave).executeTakeFirstOrThrow();
+    await env.ctx.store.db.updateTable('recibidos').set({ decided_at: Date.now() + 10 * DAY }).where('id', '=', row.id).execute();
+    try {
+      const in8 = await ivaReport(env.ctx, accountId, mes, A, { plazoDias: 8 });
+      expect(in8.compras.fueraDePlazo.map((x) => [x.clave, x.dias, x.situacionIva])).toEqual([[usdClave, 10, 'acreditable']]);
+      expect(in8.compras.documentos).toBe(1);
+      expect((await ivaReport(env.ctx, accountId, mes, A, { plazoDias: 30 })).compras.fueraDePlazo).toEqual([]);
+      expect((await ivaReport(env.ctx, accountId, mes, A)).compras.fueraDePlazo).toEqual([]);
+      // The unanswered one: within the term today, past it 9 days from now.
+      expect((await ivaReport(env.ctx, accountId, mes, A, { plazoDias: 8 })).compras.excluidos[0]!.plazoVencido).toBe(false);
+      offsetMs = 9 * DAY;
+      const later = await ivaReport(env.ctx, accountId, mes, A, { plazoDias: 8 });
+      expect(later.compras.excluidos.map((x) => [x.clave, x.motivo, x.plazoVencido])).toEqual([[pendingClave, 'sin_respuesta', true]]);
+    } finally {
+      offsetMs = 0;
+      await env.ctx.store.db.updateTable('recibidos').set({ decided_at: row.decided_at }).where('id', '=', row.id).execute();
+    }
   });
 });

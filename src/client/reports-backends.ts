@@ -10,10 +10,10 @@ export class LocalReports implements ReportsApi {
     private readonly accountId: () => Promise<number>,
   ) {}
 
-  async iva(mes: string, emisor?: string): Promise<IvaReport> {
+  async iva(mes: string, emisor?: string, opts: { plazoDias?: number } = {}): Promise<IvaReport> {
     const [{ ivaReport }, { ServiceError }, id] = await Promise.all([import('../service/report-iva.js'), import('../service/service-error.js'), this.accountId()]);
     try {
-      return await ivaReport(this.svc, id, mes, emisor);
+      return await ivaReport(this.svc, id, mes, emisor, opts);
     } catch (e) {
       if (e instanceof ServiceError) throw new BackendError(e.code === 'not_found' ? 'not_found' : 'invalid', e.message, e.details ?? []);
       throw e;
@@ -26,7 +26,7 @@ type Call = <T>(path: string, body: unknown) => Promise<T>;
 export class RemoteReports implements ReportsApi {
   constructor(private readonly call: Call) {}
 
-  async iva(mes: string, emisor?: string): Promise<IvaReport> {
-    return (await this.call<{ data: IvaReport }>('/api/reportes/iva', { mes, ...(emisor !== undefined ? { emisor } : {}) })).data;
+  async iva(mes: string, emisor?: string, opts: { plazoDias?: number } = {}): Promise<IvaReport> {
+    return (await this.call<{ data: IvaReport }>('/api/reportes/iva', { mes, ...(emisor !== undefined ? { emisor } : {}), ...(opts.plazoDias !== undefined ? { plazoDias: opts.plazoDias } : {}) })).data;
   }
 }

@@ -8,5 +8,5 @@ export type { IvaReport, LeftOutSale } from '../service/report-iva.js';
 
 export interface ReportsApi {
   /** One month's IVA figures (`mes` YYYY-MM), of one issuer (`emisor`, its identificación) or of the account's. */
-  iva(mes: string, emisor?: string): Promise<IvaReport>;
+  iva(mes: string, emisor?: string, opts?: { plazoDias?: number }): Promise<IvaReport>;
 }

@@ -3,7 +3,7 @@
  * (the app's onRequest hook covers every /api/ path), same tenancy (an account sees only its own documents and its own
  * issuers), the spec's error bodies.
  *
- * - `POST /api/reportes/iva {mes: YYYY-MM, emisor?: identificación}` → `{status: 'success', data: IvaReport}`: one
+ * - `POST /api/reportes/iva {mes: YYYY-MM, emisor?: identificación, plazoDias?: days}` → `{status: 'success', data: IvaReport}`: one
  *   month's IVA figures (service/report-iva.ts); 400 with details at `mes` or `emisor` (not an issuer of the account).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -17,7 +17,8 @@ export const REPORTES_PATHS = ['/api/reportes/iva'] as const;
 
 export const IvaReportBody = z.object({
   mes: z.string('is required').trim().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM').describe('The month, YYYY-MM (FechaEmision in Costa Rica time)'),
-  emisor: z.string('must be a string').trim().regex(/^\d{9,12}$/, 'must be an identificación of 9 to 12 digits').optional().describe("Only this issuer's sales (its identificación)"),
+  emisor: z.string('must be a string').trim().regex(/^\d{9,12}$/, 'must be an identificación of 9 to 12 digits').optional().describe("Only this issuer's sales and purchases (its identificación)"),
+  plazoDias: z.number('must be a whole number of days').int('must be a whole number of days').min(1).max(999).optional().describe('The term to answer a received document, in calendar days after FechaEmision: purchases answered later are listed in compras.fueraDePlazo, unanswered ones past it flagged plazoVencido'),
 });
 
 const Bucket = z.object({ base: z.string(), impuesto: z.string(), documentos: z.number() }).loose();
@@ -54,6 +55,6 @@ export const REPORTES_ENDPOINTS = [
 export function registerReportesEndpoints(app: FastifyInstance, ctx: ServiceContext, account: (req: FastifyRequest) => number): void {
   app.post('/api/reportes/iva', async (req) => {
     const b = valid(IvaReportBody, req.body ?? {});
-    return { status: 'success', data: await run(() => ivaReport(ctx, account(req), b.mes, b.emisor)) };
+    return { status: 'success', data: await run(() => ivaReport(ctx, account(req), b.mes, b.emisor, b.plazoDias === undefined ? {} : { plazoDias: b.plazoDias })) };
   });
 }

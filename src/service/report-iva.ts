@@ -42,7 +42,7 @@ const MOTIVO: Record<string, string> = {
   credenciales_invalidas: "held: the issuer's Hacienda credentials were refused",
 };
 
-export async function ivaReport(ctx: ServiceContext, accountId: number, mes: string, emisor?: string): Promise<IvaReport> {
+export async function ivaReport(ctx: ServiceContext, accountId: number, mes: string, emisor?: string, opts: { plazoDias?: number } = {}): Promise<IvaReport> {
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(mes)) throw ServiceError.validation([{ path: 'mes', message: 'must be a month YYYY-MM' }]);
   let query = ctx.store.db
     .selectFrom('documents as d')
@@ -70,7 +70,7 @@ export async function ivaReport(ctx: ServiceContext, accountId: number, mes: str
     parsed.push(parseComprobanteXml(r.xml));
   }
   const ventas = salesIvaFigures(parsed);
-  const compras = await monthlySummary(ctx, accountId, mes, issuerId === undefined ? {} : { issuerId });
+  const compras = await monthlySummary(ctx, accountId, mes, { ...(issuerId === undefined ? {} : { issuerId }), ...(opts.plazoDias === undefined ? {} : { plazoDias: opts.plazoDias }) });
   const saldo = dec(ventas.ivaDebito).plus(dec(ventas.ivaAutoliquidado)).minus(dec(compras.totales.ivaAcreditable));
   return {
     mes,

@@ -11,6 +11,7 @@ import { checkTableFlags, renderTable } from '../../cli/table.js';
 import type { IvaReport } from '../../client/reports.js';
 import { Decimal } from '../../core/money.js';
 import { withBackend } from '../backend.js';
+import { dueTerm } from '../recibidos/due.js';
 
 export interface IvaFlags {
   issuer?: string;
@@ -51,7 +52,7 @@ export async function run(ctx: Ctx, mes: string, f: IvaFlags): Promise<void> {
   checkTableFlags(f);
   const r = await withBackend(ctx, async (b) => {
     if (!b.reports) throw new UserError('this backend has no reports (fecr report)');
-    return b.reports().iva(mes.trim(), f.issuer?.trim());
+    return b.reports().iva(mes.trim(), f.issuer?.trim(), { plazoDias: (await dueTerm(ctx)).plazoDias });
   });
   if (f.json) return printJson(ctx, r);
   writeLine(ctx.io.stdout, renderTable(ctx, ['seccion', 'concepto', 'codigoTarifaIVA', 'tarifa', 'base', 'impuesto', 'documentos'], ivaRows(r), { csv: f.csv }));
@@ -60,9 +61,18 @@ export async function run(ctx: Ctx, mes: string, f: IvaFlags): Promise<void> {
   say(`${r.mes}, in colones (each document at its TipoCambio); IVA débito ${two(r.diferencia.ivaDebito)} + autoliquidado ${two(r.diferencia.ivaAutoliquidado)} − acreditable ${two(r.diferencia.ivaAcreditable)} = ${two(r.diferencia.saldo)}`);
   say(`D-150: ${r.nota}`);
   say(`REP: ${r.ventas.pagosRecibidos.nota}`);
-  const left = [...r.excluidos.map((x) => `  venta ${x.clave} ${x.tipo} ${x.fechaEmision}: ${x.motivo}`), ...r.compras.excluidos.map((x) => `  compra ${x.clave ?? '(no clave)'} ${x.emisor.numero ?? ''} ${x.emisor.nombre ?? ''}, totalImpuesto ${x.totalImpuesto ?? '0'}: ${x.motivo}`)];
-  if (left.length === 0) return say('left out: none');
-  say('left out:');
+  const left = [
+    ...r.excluidos.map((x) => `  venta ${x.clave} ${x.tipo} ${x.fechaEmision}: ${x.motivo}`),
+    ...r.compras.excluidos.map((x) => `  compra ${x.clave ?? '(no clave)'} ${x.emisor.numero ?? ''} ${x.emisor.nombre ?? ''}, totalImpuesto ${x.totalImpuesto ?? '0'}: ${x.motivo}${x.plazoVencido ? ' (past the term: Hacienda may presume it accepted)' : ''}`),
+  ];
   // Claves and suppliers' names are outside text: through the sanitiser.
-  for (const l of left) say(safeText(l));
+  if (left.length === 0) say('left out: none');
+  else {
+    say('left out:');
+    for (const l of left) say(safeText(l));
+  }
+  const late = r.compras.fueraDePlazo ?? [];
+  if (late.length === 0) return;
+  say(`answered late (more than the term of ${(await dueTerm(ctx)).plazoDias} days: recibidosPlazoDias; counted only where Hacienda accepted the MensajeReceptor):`);
+  for (const x of late) say(safeText(`  compra ${x.clave ?? '(no clave)'} ${x.emisor.numero ?? ''} ${x.emisor.nombre ?? ''}, ${x.fechaEmision?.slice(0, 10) ?? ''} answered ${x.respondidoEl} (${x.dias} days): ${x.situacionIva === 'acreditable' ? 'counted' : x.situacionIva}`));
 }

@@ -12,6 +12,7 @@ import type { RecibidoEstado, RecibidosTable } from '../../store/schema.js';
 import type { Selectable } from 'kysely';
 import type { ServiceContext } from '../context.js';
 import { ServiceError } from '../service-error.js';
+import { formatCr } from '../../core/dates.js';
 import { mensajeReceptorKey } from '../../core/received/mensaje-key.js';
 
 export const RECIBIDO_ESTADOS: readonly RecibidoEstado[] = ['invalido', 'pendiente', 'aceptado', 'parcial', 'rechazado'];
@@ -235,6 +236,23 @@ export interface ExcludedDocument {
   /** The IVA the answer claims (not counted). */
   ivaAcreditable: string | null;
   motivo: Exclude<SituacionIva, 'acreditable' | 'invalido'>;
+  /** Not answered and the term (`plazoDias`, when given) has passed: Hacienda may presume it accepted (Decreto 44739-H art. 20). */
+  plazoVencido?: boolean;
+}
+
+/**
+ * A document of the month answered after the term (`plazoDias` calendar days after FechaEmision, the profile's
+ * setting: no term in force is published as a number, see commands/recibidos/due.ts). Its IVA is counted when
+ * Hacienda accepted the MensajeReceptor (that acceptance is the evidence we have), and listed here to be checked.
+ */
+export interface LateAnswer {
+  clave: string | null;
+  emisor: { numero: string | null; nombre: string | null };
+  fechaEmision: string | null;
+  /** The answer's day (Costa Rica) and the days after FechaEmision's day. */
+  respondidoEl: string;
+  dias: number;
+  situacionIva: SituacionIva;
 }
 
 /** A month's purchases; every amount in colones (a foreign-currency document at its own TipoCambio). */
@@ -250,6 +268,8 @@ export interface MonthlySummary {
   invalidos: number;
   /** Every document of the month (refused ones aside: `invalidos`) whose IVA is not in the figures, with why. */
   excluidos: ExcludedDocument[];
+  /** With a term (`plazoDias`): the documents answered after it, counted or not. */
+  fueraDePlazo: LateAnswer[];
 }
 
 /**
@@ -259,7 +279,7 @@ export interface MonthlySummary {
  * proportion to their base + IVA; the rounding remainder goes to its largest tarifa, so the lines add up to the
  * documents' own figures. A nota de crédito counts negative.
  */
-export async function monthlySummary(ctx: ServiceContext, accountId: number, mes: string, opts: { issuerId?: number } = {}): Promise<MonthlySummary> {
+export async function monthlySummary(ctx: ServiceContext, accountId: number, mes: string, opts: { issuerId?: number; plazoDias?: number } = {}): Promise<MonthlySummary> {
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(mes)) throw ServiceError.validation([{ path: 'mes', message: 'must be a month YYYY-MM' }]);
   let q = baseQuery(ctx, accountId).where('r.fecha_emision', 'like', `${mes}-%`);
   if (opts.issuerId !== undefined) q = q.where('r.issuer_id', '=', opts.issuerId);
@@ -268,7 +288,14 @@ export async function monthlySummary(ctx: ServiceContext, accountId: number, mes
   let documentos = 0;
   const count = { pendientes: 0, rechazados: 0, invalidos: 0 };
   const excluidos: ExcludedDocument[] = [];
+  const fueraDePlazo: LateAnswer[] = [];
+  const today = crDayNumber(ctx.now());
   for (const r of rows) {
+    const emitidoMs = r.fecha_emision === null ? Number.NaN : Date.parse(r.fecha_emision);
+    const emitido = Number.isNaN(emitidoMs) ? null : crDayNumber(emitidoMs);
+    if (opts.plazoDias !== undefined && emitido !== null && r.decided_at !== null && crDayNumber(r.decided_at) - emitido > opts.plazoDias) {
+      fueraDePlazo.push({ clave: r.clave, emisor: { numero: r.emisor_numero, nombre: r.emisor_nombre }, fechaEmision: r.fecha_emision, respondidoEl: formatCr(new Date(r.decided_at)).slice(0, 10), dias: crDayNumber(r.decided_at) - emitido, situacionIva: situacionIva(r.estado, r.respuesta_estado) });
+    }
     if (r.estado === 'pendiente') count.pendientes++;
     if (r.estado === 'rechazado') count.rechazados++;
     if (r.estado === 'invalido') count.invalidos++;
@@ -287,6 +314,7 @@ export async function monthlySummary(ctx: ServiceContext, accountId: number, mes
         respuestaEstado: r.respuesta_estado,
         ivaAcreditable: r.iva_acreditable,
         motivo: situacion,
+        ...(situacion === 'sin_respuesta' && opts.plazoDias !== undefined && emitido !== null ? { plazoVencido: today - emitido > opts.plazoDias } : {}),
       });
       continue;
     }
@@ -327,7 +355,7 @@ export async function monthlySummary(ctx: ServiceContext, accountId: number, mes
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([codigoTarifaIVA, v]) => ({ codigoTarifaIVA, tarifa: v.tarifa, base: money(v.base), impuesto: money(v.impuesto), ivaAcreditable: money(v.iva), gastoAplicable: money(v.gasto) }));
   const sum = (k: 'base' | 'impuesto' | 'ivaAcreditable' | 'gastoAplicable') => money(porTarifa.reduce((a, l) => a.plus(dec(l[k])), ZERO));
-  return { mes, documentos, porTarifa, totales: { base: sum('base'), impuesto: sum('impuesto'), ivaAcreditable: sum('ivaAcreditable'), gastoAplicable: sum('gastoAplicable') }, ...count, excluidos };
+  return { mes, documentos, porTarifa, totales: { base: sum('base'), impuesto: sum('impuesto'), ivaAcreditable: sum('ivaAcreditable'), gastoAplicable: sum('gastoAplicable') }, ...count, excluidos, fueraDePlazo };
 }
 
 /** The TipoCambio to colones of a received document in another currency (null for CRC, or no currency given). */
@@ -335,4 +363,9 @@ function colonesRate(r: Row): Decimal | null {
   if (r.moneda === null || r.moneda === 'CRC') return null;
   const tc = r.tipo_cambio === null ? null : dec(r.tipo_cambio);
   return tc !== null && tc.isFinite() && tc.gt(0) ? tc : null;
+}
+
+/** The Costa Rica day of an instant, as a day number (for differences in whole days). */
+function crDayNumber(ms: number): number {
+  return Math.round(Date.parse(`${formatCr(new Date(ms)).slice(0, 10)}T00:00:00Z`) / 86_400_000);
 }
