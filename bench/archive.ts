@@ -6,6 +6,8 @@
  * PDFs and, on a share of them, with PDFs; then `fecr archive verify` of the archive. The CLI runs from the sources
  * through tsx (test/helpers/fecr-dev.ts): its startup and compile are in the figures.
  * Usage: node --import tsx bench/archive.ts [documents] [documents-with-pdf]
+ * With OLD_TREE=<a checkout of an older commit, its own node_modules or a link to these>, `verify` runs from both trees on
+ * the same archive, alternating (old, new, new, old), and both figures are printed: old against new in the same minutes.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, statSync } from 'node:fs';
@@ -21,8 +23,9 @@ const work = join(home, 'work');
 const env = { PATH: process.env.PATH ?? '', HOME: home, FECR_NO_KEYCHAIN: '1' };
 const dev = new URL('../test/helpers/fecr-dev.ts', import.meta.url).pathname;
 const tsx = import.meta.resolve('tsx');
-const fecr = (args: string[], timed = false) => {
-  const argv = [process.execPath, '--import', tsx, dev, ...args];
+const oldTree = process.env.OLD_TREE;
+const fecr = (args: string[], timed = false, devFile = dev) => {
+  const argv = [process.execPath, '--import', tsx, devFile, ...args];
   const r = timed
     ? spawnSync('/usr/bin/time', ['-v', ...argv], { env, cwd: work, encoding: 'utf8', maxBuffer: 1 << 28 })
     : spawnSync(argv[0]!, argv.slice(1), { env, cwd: work, encoding: 'utf8', maxBuffer: 1 << 28 });
@@ -58,8 +61,16 @@ const out = join(home, 'month.tar.gz');
 const noPdf = figures(fecr(['archive', 'export', ...period, '--no-pdf', out], true));
 const sizeMb = Number((statSync(out).size / 1e6).toFixed(1));
 const verify = figures(fecr(['archive', 'verify', out], true));
+let verifyOld: { runs: ReturnType<typeof figures>[]; newRuns: ReturnType<typeof figures>[] } | undefined;
+if (oldTree) {
+  const oldDev = join(oldTree, 'test/helpers/fecr-dev.ts');
+  const runs = [figures(fecr(['archive', 'verify', out], true, oldDev))];
+  const newRuns = [verify, figures(fecr(['archive', 'verify', out], true))];
+  runs.push(figures(fecr(['archive', 'verify', out], true, oldDev)));
+  verifyOld = { runs, newRuns };
+}
 // PDFs: a share of the documents (rendering is the slow part), the same month cut to its first documents.
-console.log(JSON.stringify({ machine: `${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, Node ${process.version}`, date: new Date().toISOString(), documents: n, generateS, exportNoPdf: { ...noPdf, archiveMb: sizeMb }, verify }, null, 2));
+console.log(JSON.stringify({ machine: `${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, Node ${process.version}`, date: new Date().toISOString(), documents: n, generateS, exportNoPdf: { ...noPdf, archiveMb: sizeMb }, verify, ...(verifyOld ? { verifyOldAgainstNew: verifyOld, loadavg: os.loadavg() } : {}) }, null, 2));
 if (withPdf > 0) {
   const store2 = await openSqliteStore({ file: join(home, db) });
   const keep = await store2.db.selectFrom('documents').select('id').orderBy('id').limit(1).offset(withPdf).executeTakeFirst();
