@@ -296,6 +296,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   'tipo-cambio': [
     ['fecr tipo-cambio', "today's dollar selling rate (BCCR, from Hacienda) and its source"],
     ['fecr tipo-cambio 2026-11-20 --json', 'the rate of a date, as JSON'],
+    ['fecr tipo-cambio --moneda EUR', "today's euro rate in colones (the euro has no history at Hacienda)"],
   ],
   completion: [
     ['fecr completion bash > ~/.local/share/bash-completion/completions/fecr', 'bash (or: source <(fecr completion bash))'],

@@ -118,10 +118,10 @@ export interface Backend {
    */
   emailDocument(clave: string, to?: string[]): Promise<MailStatus>;
   /**
-   * The dollar's BCCR selling rate of a Costa Rica day `YYYY-MM-DD` from Hacienda's indicator API (cached per day),
-   * and its source. Local mode only (the hosted API fills `tipoCambio: "auto"` itself and has no route for it).
+   * The BCCR selling rate of `moneda` (USD, the default, or EUR: today only) for a Costa Rica day `YYYY-MM-DD` from
+   * Hacienda's indicator API (cached per day by the service), and its source. Remotely POST /api/consultar/tipo-cambio.
    */
-  tipoCambio?(fecha: string): Promise<TipoCambioInfo>;
+  tipoCambio?(fecha: string, moneda?: string): Promise<TipoCambioInfo>;
   /** With `impuesto`, also each code's IVA rate (a service that ignores it leaves it out). */
   cabys(text: string, opts?: { impuesto?: boolean }): Promise<CabysEntry[]>;
   /**

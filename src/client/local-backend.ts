@@ -322,7 +322,7 @@ class LocalBackend implements Backend {
   }
 
   // --- lookups -------------------------------------------------------------------------------------
-  tipoCambio = async (fecha: string) => mapped(async () => (await Promise.all([import('../service/exchange-rate.js'), this.run.startHacienda()]))[0].tipoCambioOrError(this.svc, 'USD', fecha));
+  tipoCambio = async (fecha: string, moneda = 'USD') => mapped(async () => (await Promise.all([import('../service/exchange-rate.js'), this.run.startHacienda()]))[0].tipoCambioOrError(this.svc, moneda, fecha));
   async cabys(text: string, opts: { impuesto?: boolean } = {}): Promise<CabysEntry[]> {
     const [{ searchCabys }] = await Promise.all([import('../service/lookups.js'), this.run.startHacienda()]);
     return mapped(() => searchCabys(this.svc, text, opts));

@@ -20,6 +20,7 @@ import {
   type IssuerSummary,
   type MailStatus,
   type TaxpayerSummary,
+  type TipoCambioInfo,
 } from './backend.js';
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
 import { RemoteRecibidos } from './recibidos.js';
@@ -215,6 +216,10 @@ export class RemoteBackend implements Backend {
   /** The accountant's reports over /api/reportes/… (src/server/api-reportes.ts). */
   reports(): RemoteReports {
     return new RemoteReports(<T>(path: string, body: unknown) => this.call<T>(path, body));
+  }
+
+  async tipoCambio(fecha: string, moneda = 'USD'): Promise<TipoCambioInfo> {
+    return (await this.call<{ data: TipoCambioInfo }>('/api/consultar/tipo-cambio', { fecha, moneda })).data;
   }
 
   async registerIssuer(record: unknown): Promise<void> {

@@ -1,6 +1,7 @@
 /**
  * Public query routes of api.hacienda.go.cr (NOTES §5): /fe/ae, /fe/cabys, /fe/ex, and the exchange-rate indicators
- * /indicadores/tc/dolar (today) and /indicadores/tc/dolar/historico?d=&h= (a range of days). No authentication.
+ * /indicadores/tc/dolar (today), /indicadores/tc/dolar/historico?d=&h= (a range of days) and /indicadores/tc/euro
+ * (today). No authentication.
  * The emulator's rates are a deterministic table by date (emulatorTipoCambio), the same on every run.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -34,6 +35,13 @@ export function emulatorTipoCambio(day: string): { venta: string; compra: string
   return { venta: (cents / 100).toFixed(2), compra: ((cents - 650) / 100).toFixed(2) };
 }
 
+/** The emulator's euro of a day: dollars per euro 1.0500–1.1999 from the day number, colones at that day's dollar. */
+export function emulatorTipoCambioEuro(day: string): { dolares: string; colones: string } {
+  const n = Math.floor(Date.parse(`${day}T00:00:00Z`) / DAY_MS);
+  const dolares = (10_500 + ((n * 6_151) % 1_500)) / 10_000;
+  return { dolares: dolares.toFixed(4), colones: (Math.round(dolares * Number(emulatorTipoCambio(day).venta) * 100) / 100).toFixed(2) };
+}
+
 /** Today in Costa Rica (UTC-6, no DST) as YYYY-MM-DD. */
 function crToday(now: number): string {
   return new Date(now - 6 * 3_600_000).toISOString().slice(0, 10);
@@ -49,6 +57,15 @@ export function registerPublicRoutes(app: FastifyInstance, registry: Registry, b
     const r = emulatorTipoCambio(day);
     reply.header('access-control-allow-origin', '*');
     return reply.send({ venta: { fecha: `${day} 00:00:00`, valor: Number(r.venta) }, compra: { fecha: `${day} 00:00:00`, valor: Number(r.compra) } });
+  });
+
+  // Today's euro: `{fecha, dolares, colones}` (the live route's shape; it has no history).
+  app.get('/indicadores/tc/euro', async (_req, reply) => {
+    stats.indicadores++;
+    const day = crToday(now());
+    const r = emulatorTipoCambioEuro(day);
+    reply.header('access-control-allow-origin', '*');
+    return reply.send({ fecha: day, dolares: Number(r.dolares), colones: Number(r.colones) });
   });
 
   // A range of days, one entry a day (the live route answered 503 in 2026: its shape is not sourced; this one is

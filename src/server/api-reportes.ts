@@ -5,15 +5,19 @@
  *
  * - `POST /api/reportes/iva {mes: YYYY-MM, emisor?: identificación, plazoDias?: days}` → `{status: 'success', data: IvaReport}`: one
  *   month's IVA figures (service/report-iva.ts); 400 with details at `mes` or `emisor` (not an issuer of the account).
+ * - `POST /api/consultar/tipo-cambio {fecha: YYYY-MM-DD, moneda?: USD|EUR}` → `{status: 'success', data: {moneda,
+ *   fecha, venta, fuente, cached}}`: the rate tipoCambio "auto" takes (service/exchange-rate.ts, cached per day); 503
+ *   when Hacienda's indicator API cannot give it, with why (`fecr tipo-cambio` on a remote profile).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { codeTable } from '../core/code-table.js';
 import type { ServiceContext } from '../service/context.js';
 import { ivaReport } from '../service/report-iva.js';
+import { AUTO_CURRENCIES, tipoCambioOrError } from '../service/exchange-rate.js';
 import { run, valid } from './request.js';
 
-export const REPORTES_PATHS = ['/api/reportes/iva'] as const;
+export const REPORTES_PATHS = ['/api/reportes/iva', '/api/consultar/tipo-cambio'] as const;
 
 export const IvaReportBody = z.object({
   mes: z.string('is required').trim().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM').describe('The month, YYYY-MM (FechaEmision in Costa Rica time)'),
@@ -21,11 +25,23 @@ export const IvaReportBody = z.object({
   plazoDias: z.number('must be a whole number of days').int('must be a whole number of days').min(1).max(999).optional().describe('The term to answer a received document, in calendar days after FechaEmision: purchases answered later are listed in compras.fueraDePlazo, unanswered ones past it flagged plazoVencido'),
 });
 
+export const TipoCambioBody = z.object({
+  fecha: z
+    .string('is required')
+    .trim()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
+    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().slice(0, 10) === d, 'must be a date YYYY-MM-DD')
+    .describe('The Costa Rica day'),
+  moneda: z.enum(AUTO_CURRENCIES, `must be one of ${AUTO_CURRENCIES.join(', ')}`).default('USD').describe('USD (default) or EUR (today only: Hacienda publishes no history of the euro)'),
+});
+
 const Bucket = z.object({ base: z.string(), impuesto: z.string(), documentos: z.number() }).loose();
 
 /** For /openapi.json (src/server/openapi.ts): the request body and the `data` of the answer. */
 export const REPORTES_SCHEMAS: Record<string, z.ZodType> = codeTable({
   IvaReportBody,
+  TipoCambioBody,
+  TipoCambioResponse: z.object({ moneda: z.string(), fecha: z.string(), venta: z.string(), fuente: z.string(), cached: z.boolean() }),
   IvaReportResponse: z
     .object({
       mes: z.string(),
@@ -50,11 +66,23 @@ export const REPORTES_ENDPOINTS = [
     errors: [400],
     extension: true,
   },
+  {
+    path: '/api/consultar/tipo-cambio' as const,
+    summary: "The BCCR reference selling rate of a day from Hacienda's indicator API (what tipoCambio \"auto\" takes), its source and whether it was cached (fecr extension, not in SERVICE-SPEC)",
+    request: 'TipoCambioBody',
+    response: 'TipoCambioResponse',
+    errors: [400, 503],
+    extension: true,
+  },
 ];
 
 export function registerReportesEndpoints(app: FastifyInstance, ctx: ServiceContext, account: (req: FastifyRequest) => number): void {
   app.post('/api/reportes/iva', async (req) => {
     const b = valid(IvaReportBody, req.body ?? {});
     return { status: 'success', data: await run(() => ivaReport(ctx, account(req), b.mes, b.emisor, b.plazoDias === undefined ? {} : { plazoDias: b.plazoDias })) };
+  });
+  app.post('/api/consultar/tipo-cambio', async (req) => {
+    const b = valid(TipoCambioBody, req.body ?? {});
+    return { status: 'success', data: await run(() => tipoCambioOrError(ctx, b.moneda, b.fecha)) };
   });
 }

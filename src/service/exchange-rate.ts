@@ -6,8 +6,9 @@
  * the hosted API do it (a fecr extension of the spec's body). Rates are cached per day in the store
  * (`exchange_rates`, with the URL each came from), so one request a day at most.
  *
- * Only USD: the indicator API's euro route (`/indicadores/tc/euro`) gives today's rate in an unsourced shape and no
- * history, so a EUR (or any other) body still needs its tipoCambio, as before. When the rate cannot be had (no
+ * USD and EUR. The euro's route (`/indicadores/tc/euro`, shape in hacienda/client/queries.ts) gives today's rate
+ * only, with no history: a EUR body dated another day (or after business hours, when the route leaves `colones` out)
+ * still needs its tipoCambio, and the finding says why. Any other currency needs its tipoCambio. When the rate cannot be had (no
  * network, Hacienda down, a day it does not know), the body is left as it is and the schema's finding stays:
  * "is required for USD (the BCCR reference selling rate)", with one line saying why.
  */
@@ -19,7 +20,7 @@ import { queryClientFor } from './lookups.js';
 import { ServiceError } from './service-error.js';
 
 /** Currencies fecr can take a rate for. */
-export const AUTO_CURRENCIES = ['USD'] as const;
+export const AUTO_CURRENCIES = ['USD', 'EUR'] as const;
 
 export interface ResolvedRate {
   moneda: string;
@@ -42,12 +43,12 @@ export async function tipoCambioFor(ctx: ServiceContext, moneda: string, fecha: 
   if (hit) return { moneda, fecha, venta: hit.venta, fuente: hit.fuente, cached: true };
   let got;
   try {
-    got = await queryClientFor(ctx).getTipoCambio(fecha);
+    got = moneda === 'EUR' ? await queryClientFor(ctx).getTipoCambioEuro(fecha) : await queryClientFor(ctx).getTipoCambio(fecha);
   } catch (e) {
     if (e instanceof HaciendaError) throw new RateUnavailableError(`Hacienda's indicator API did not answer (${e.message})`);
     throw e;
   }
-  if (!got) throw new RateUnavailableError(`Hacienda's indicator API has no rate for ${fecha}`);
+  if (!got) throw new RateUnavailableError(moneda === 'EUR' ? `Hacienda's indicator API gives the euro for today only, in business hours (no rate for ${fecha})` : `Hacienda's indicator API has no rate for ${fecha}`);
   const row: ExchangeRate = { moneda, fecha, venta: got.venta, fuente: got.url, fetched_at: ctx.now() };
   await storeRate(ctx.store.db, row);
   const kept = (await cachedRate(ctx.store.db, moneda, fecha)) ?? row;

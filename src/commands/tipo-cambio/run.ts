@@ -1,4 +1,4 @@
-/** `fecr tipo-cambio [DATE]`: the rate of a Costa Rica day, its source, and whether it came from the data dir's cache. */
+/** `fecr tipo-cambio [DATE] [--moneda USD|EUR]`: the rate of a Costa Rica day, its source, and whether it came from the cache. */
 import type { Ctx } from '../../cli/context.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
@@ -6,14 +6,16 @@ import { printJson } from '../../cli/output.js';
 import { safeText } from '../../cli/safe-text.js';
 import { withBackend } from '../backend.js';
 
-export async function tipoCambio(ctx: Ctx, dateArg: string | undefined, opts: { json?: boolean }): Promise<void> {
+export async function tipoCambio(ctx: Ctx, dateArg: string | undefined, opts: { json?: boolean; moneda?: string }): Promise<void> {
   const fecha = dateArg?.trim() || new Date(ctx.now().getTime() - 6 * 3_600_000).toISOString().slice(0, 10);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(fecha) || Number.isNaN(Date.parse(`${fecha}T00:00:00Z`)) || new Date(`${fecha}T00:00:00Z`).toISOString().slice(0, 10) !== fecha) {
     throw new UsageError(`DATE must be a date YYYY-MM-DD (got "${dateArg}")`);
   }
+  const moneda = (opts.moneda ?? 'USD').trim().toUpperCase();
+  if (moneda !== 'USD' && moneda !== 'EUR') throw new UsageError(`--moneda must be USD or EUR (got "${opts.moneda}")`);
   const r = await withBackend(ctx, async (b) => {
-    if (!b.tipoCambio) throw new UserError('fecr tipo-cambio needs local mode (the hosted API takes the rate itself for tipoCambio "auto")');
-    return b.tipoCambio(fecha);
+    if (!b.tipoCambio) throw new UserError('this backend has no exchange rates (fecr tipo-cambio)');
+    return b.tipoCambio(fecha, moneda);
   });
   if (opts.json) return printJson(ctx, r);
   writeLine(ctx.io.stdout, `${r.fecha}  ${r.moneda}  ${safeText(r.venta)} colones (BCCR reference selling rate)`);

@@ -81,6 +81,10 @@ const tcHoySchema = z.looseObject({
   venta: z.looseObject({ fecha: z.string(), valor: rateNumber }),
   compra: z.looseObject({ fecha: z.string(), valor: rateNumber }).optional(),
 });
+// /indicadores/tc/euro: `{fecha: "YYYY-MM-DD", dolares, colones}`, today only; `colones` is absent after business
+// hours (shape from public clients of the route: dsanchezcr/ColonesExchangeRate's README and its EuroExchangeRate type,
+// a Ruby provider's test fixture {"fecha":"2026-03-13","dolares":1.1485,"colones":543.1}; several peers read `colones`).
+const tcEuroSchema = z.looseObject({ fecha: z.string(), dolares: rateNumber.optional(), colones: rateNumber.nullable().optional() });
 const tcHistoricoSchema = z.array(z.looseObject({ fecha: z.string(), venta: rateNumber, compra: rateNumber.optional() }));
 
 /** A BCCR reference selling rate (colones per unit) of one Costa Rica day, and the URL it came from. */
@@ -200,6 +204,18 @@ export class PublicQueryClient {
     if (res.status === 404) return null;
     const hit = parse(url, tcHistoricoSchema, res).find((r) => r.fecha.slice(0, 10) === day);
     return hit ? { fecha: day, venta: hit.venta, url } : null;
+  }
+
+  /**
+   * The euro's rate in colones for a Costa Rica day: `/indicadores/tc/euro` gives today's only (no history is
+   * published), so null for any other day, and when the route leaves `colones` out (after business hours).
+   */
+  async getTipoCambioEuro(day: string): Promise<TipoCambioIndicador | null> {
+    const url = `${this.baseUrl}/indicadores/tc/euro`;
+    const res = await this.get(url, { ...this.retry, maxAttempts: 1 });
+    if (res.status !== 200) return null;
+    const e = parse(url, tcEuroSchema, res);
+    return e.fecha.slice(0, 10) === day && e.colones ? { fecha: day, venta: e.colones, url } : null;
   }
 
   clearCache(): void {
