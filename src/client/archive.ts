@@ -1,7 +1,7 @@
 /**
  * `fecr archive export` in local mode (issue 29): the profile's data dir opened in this process (no emulator, no
- * worker), the account's documents streamed into the archive by service/archive.ts. Remote mode has no archive
- * endpoint yet: a clear error, not a partial archive.
+ * worker), the account's documents streamed into the archive by service/archive.ts. Remote mode streams it from the
+ * hosted service (Backend.archive, client/archive-receive.ts).
  */
 import path from 'node:path';
 import type { ClientContext as Ctx } from './context.js';
@@ -11,7 +11,7 @@ import { activeProfile } from './select.js';
 
 export async function exportLocalArchive(ctx: Ctx, out: NodeJS.WritableStream, opts: Omit<ArchiveExportOptions, 'renderPdf'>): Promise<ArchiveExportResult> {
   const active = await activeProfile(ctx);
-  if (active.profile.mode !== 'local') throw new BackendError('invalid', `fecr archive export reads a local data dir; profile "${active.name}" is remote (the hosted service has no archive endpoint yet)`);
+  if (active.profile.mode !== 'local') throw new BackendError('invalid', `profile "${active.name}" is remote: its archive comes from the hosted service (Backend.archive)`);
   const profile = active.profile;
   const [{ openService, resolveDataDir }, { default: pino }, run, { exportArchive }, { ServiceError }] = await Promise.all([
     import('../service/runtime.js'),

@@ -122,6 +122,8 @@ export interface Backend {
    * Hacienda's indicator API (cached per day by the service), and its source. Remotely POST /api/consultar/tipo-cambio.
    */
   tipoCambio?(fecha: string, moneda?: string): Promise<TipoCambioInfo>;
+  /** A period's archive streamed into `out` (remote: POST /api/archivo/exportar; local mode opens the data dir itself: client/archive.ts). */
+  archive?(out: NodeJS.WritableStream, opts: import('./archive-receive.js').ArchiveRequest): Promise<import('../service/archive.js').ArchiveExportResult>;
   /** With `impuesto`, also each code's IVA rate (a service that ignores it leaves it out). */
   cabys(text: string, opts?: { impuesto?: boolean }): Promise<CabysEntry[]>;
   /**

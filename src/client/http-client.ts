@@ -88,6 +88,34 @@ export class HttpClient {
     return this.send(url, { method: 'POST', headers, body: JSON.stringify(body ?? {}), signal: opts.signal });
   }
 
+  /**
+   * POSTs a JSON body and hands back the answer's body as a stream (for a large file: an archive), not read. The caller
+   * consumes or destroys it; `readAll` turns a non-file answer (an error body) into an HttpResponse.
+   */
+  async postJsonStreaming(url: string, body: unknown, opts: { token?: string; signal?: AbortSignal } = {}): Promise<{ status: number; headers: HttpResponse['headers']; body: NodeJS.ReadableStream; readAll: () => Promise<HttpResponse> }> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': this.opts.userAgent };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let res;
+    try {
+      res = await request(url, { dispatcher: this.agent, method: 'POST', headers, body: JSON.stringify(body ?? {}), signal: opts.signal });
+    } catch (e) {
+      if (opts.signal?.aborted) throw e;
+      throw new NetworkError(url, reasonOf(e, this.opts), { cause: e });
+    }
+    const r = res;
+    const readAll = async (): Promise<HttpResponse> => {
+      const text = await r.body.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: r.statusCode, headers: r.headers, json, text };
+    };
+    return { status: r.statusCode, headers: r.headers, body: r.body, readAll };
+  }
+
   async get(url: string, opts: { signal?: AbortSignal } = {}): Promise<HttpResponse> {
     return this.send(url, { method: 'GET', headers: { accept: 'application/json', 'user-agent': this.opts.userAgent }, signal: opts.signal });
   }

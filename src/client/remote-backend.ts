@@ -25,6 +25,8 @@ import {
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
 import { RemoteRecibidos } from './recibidos.js';
 import { RemoteReports } from './reports-backends.js';
+import type { ArchiveRequest } from './archive-receive.js';
+import type { ArchiveExportResult } from '../service/archive.js';
 import { FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';
 
 /** The one line shown for a token past its own expiry (`exp`) that the service no longer accepts. */
@@ -187,8 +189,14 @@ export class RemoteBackend implements Backend {
       if (!json || typeof json !== 'object') throw new BackendError('unavailable', `${path}: the service answered ${res.status} without a JSON body`);
       return json as T;
     }
-    const message = typeof json?.message === 'string' ? json.message : `HTTP ${res.status}`;
     if (res.status === 404 && nullOn404) return null;
+    return this.failure(path, res);
+  }
+
+  /** A client-API answer that is not a success, as the BackendError the CLI words. */
+  private failure(path: string, res: HttpResponse): never {
+    const json = res.json as (ErrorBody & Record<string, unknown>) | undefined;
+    const message = typeof json?.message === 'string' ? json.message : `HTTP ${res.status}`;
     switch (res.status) {
       case 400:
       case 413:
@@ -216,6 +224,20 @@ export class RemoteBackend implements Backend {
   /** The accountant's reports over /api/reportes/… (src/server/api-reportes.ts). */
   reports(): RemoteReports {
     return new RemoteReports(<T>(path: string, body: unknown) => this.call<T>(path, body));
+  }
+
+  /** The archive of a period, streamed from POST /api/archivo/exportar (src/server/api-archivo.ts) into `out`. */
+  async archive(out: NodeJS.WritableStream, opts: ArchiveRequest): Promise<ArchiveExportResult> {
+    const path = '/api/archivo/exportar';
+    let res;
+    try {
+      res = await this.http.postJsonStreaming(`${this.base}${path}`, { desde: opts.since, hasta: opts.until, ...(opts.emisor !== undefined ? { emisor: opts.emisor } : {}), pdf: opts.pdf }, { token: this.opts.token });
+    } catch (e) {
+      if (e instanceof NetworkError) throw new BackendError('unavailable', e.message);
+      throw e;
+    }
+    if (res.status !== 200) return this.failure(path, await res.readAll());
+    return (await import('./archive-receive.js')).receiveArchive(res.body, out, opts.endOutput ?? true);
   }
 
   async tipoCambio(fecha: string, moneda = 'USD'): Promise<TipoCambioInfo> {

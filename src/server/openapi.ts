@@ -12,6 +12,7 @@ import { DocumentBody, IssuerRecord, RepLineaInput } from '../core/input/schema.
 import { EmailBody, IssuersBody, ListBody, STATES, StatusBody, WebhookBody } from './api-extra.js';
 import { RECIBIDOS_ENDPOINTS, RECIBIDOS_SCHEMAS } from './api-recibidos.js';
 import { REPORTES_ENDPOINTS, REPORTES_SCHEMAS } from './api-reportes.js';
+import { ARCHIVO_ENDPOINTS, ARCHIVO_SCHEMAS } from './api-archivo.js';
 import {
   CabysBody,
   CabysEntrySchema,
@@ -48,6 +49,8 @@ interface Endpoint {
   extension?: boolean;
   /** Query parameters (fecr extensions to a SERVICE-SPEC endpoint). */
   parameters?: JsonSchema[];
+  /** The success answer is a file of this media type (`response`), not JSON. */
+  binary?: boolean;
 }
 
 /** POST /api/enviar/items?completar=1 (src/server/api-app.ts asksCompletion, src/core/input/complete.ts). */
@@ -129,6 +132,8 @@ const ENDPOINTS: Endpoint[] = [
   ...RECIBIDOS_ENDPOINTS,
   // The accountant's reports (src/server/api-reportes.ts).
   ...REPORTES_ENDPOINTS,
+  // The archive (src/server/api-archivo.ts).
+  ...ARCHIVO_ENDPOINTS,
 ];
 
 /** What /api/consultar/emisores returns per issuer (src/client/backend.ts IssuerDetails): no secret field exists. */
@@ -277,6 +282,7 @@ function build(version: string): JsonSchema {
     IssuerListResponse: schema(dataResponse(z.array(IssuerDetailsSchema)), 'output'),
     EmailBody: schema(EmailBody, 'input'),
     MailStatusResponse: schema(dataResponse(MailStatusSchema), 'output'),
+    ...Object.fromEntries(Object.entries(ARCHIVO_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, schema(v, 'input')])),
     ...Object.fromEntries(Object.entries(REPORTES_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, k.endsWith('Body') ? schema(v, 'input') : schema(dataResponse(v), 'output')])),
     ...Object.fromEntries(Object.entries(RECIBIDOS_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, k.endsWith('Body') ? schema(v, 'input') : schema(dataResponse(v), 'output')])),
   };
@@ -284,7 +290,9 @@ function build(version: string): JsonSchema {
   const paths: Record<string, unknown> = {};
   for (const e of ENDPOINTS) {
     const responses: Record<string, unknown> = {
-      '200': { description: 'Success', content: { 'application/json': { schema: ref(e.response) } } },
+      '200': e.binary
+        ? { description: 'Success: the file', content: { [e.response]: { schema: { type: 'string', contentMediaType: e.response } } } }
+        : { description: 'Success', content: { 'application/json': { schema: ref(e.response) } } },
     };
     for (const status of [...new Set([...e.errors, 401, 413])].sort((a, b) => a - b)) {
       responses[String(status)] = { description: ERROR_DESCRIPTIONS[status] ?? 'Error', content: { 'application/json': { schema: ref('Error') } } };

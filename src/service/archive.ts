@@ -89,7 +89,11 @@ function nextDay(d: string): string {
   return t.toISOString().slice(0, 10);
 }
 
-export async function exportArchive(ctx: ServiceContext, accountId: number, out: NodeJS.WritableStream, opts: ArchiveExportOptions): Promise<ArchiveExportResult> {
+/**
+ * The request's checks, before anything is written (the hosted route answers a 400 before it starts streaming): the
+ * dates, and the issuer when one is named; its row id.
+ */
+export async function checkArchiveRequest(ctx: ServiceContext, accountId: number, opts: Pick<ArchiveExportOptions, 'since' | 'until' | 'emisor'>): Promise<number | undefined> {
   const findings = [];
   if (!DATE.test(opts.since) || Number.isNaN(Date.parse(opts.since))) findings.push({ path: 'since', message: 'must be a date YYYY-MM-DD' });
   if (!DATE.test(opts.until) || Number.isNaN(Date.parse(opts.until))) findings.push({ path: 'until', message: 'must be a date YYYY-MM-DD' });
@@ -101,6 +105,11 @@ export async function exportArchive(ctx: ServiceContext, accountId: number, out:
     if (!found) throw ServiceError.validation([{ path: 'emisor', message: `no issuer ${opts.emisor.trim()} in this account` }]);
     issuerId = found.id;
   }
+  return issuerId;
+}
+
+export async function exportArchive(ctx: ServiceContext, accountId: number, out: NodeJS.WritableStream, opts: ArchiveExportOptions): Promise<ArchiveExportResult> {
+  const issuerId = await checkArchiveRequest(ctx, accountId, opts);
   const end = nextDay(opts.until);
   const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'fecr-archive-'));
   const manifestFile = path.join(tmp, MANIFEST_NAME);

@@ -7,6 +7,8 @@ import { printFindings } from '../../cli/findings.js';
 import { writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
 import { safeText } from '../../cli/safe-text.js';
+import { activeProfile } from '../../client/select.js';
+import { withBackend } from '../backend.js';
 
 export interface ExportFlags {
   since: string;
@@ -30,13 +32,20 @@ export async function run(ctx: Ctx, out: string, f: ExportFlags): Promise<void> 
   const partial = `${file}.partial`;
   const stream = toStdout ? (ctx.io.stdout as NodeJS.WritableStream) : createWriteStream(partial, { mode: 0o600 });
   try {
-    const r = await exportLocalArchive(ctx, stream, {
+    const opts = {
       since: f.since.trim(),
       until: f.until.trim(),
       ...(f.issuer !== undefined ? { emisor: f.issuer.trim() } : {}),
       pdf: f.pdf !== false,
       ...(toStdout ? { endOutput: false } : {}),
-    });
+    };
+    const remote = (await activeProfile(ctx)).profile.mode !== 'local';
+    const r = remote
+      ? await withBackend(ctx, async (b) => {
+          if (!b.archive) throw new UserError('this backend has no archive (fecr archive export)');
+          return b.archive(stream, opts);
+        })
+      : await exportLocalArchive(ctx, stream, opts);
     if (!toStdout) await fsp.rename(partial, file);
     if (f.json && !toStdout) return printJson(ctx, { file, ...r });
     const line = `archived ${r.documents.ventas} sales and ${r.documents.compras} received documents: ${r.files} files, ${r.bytes} bytes${toStdout ? '' : ` in ${safeText(file)}`}`;
