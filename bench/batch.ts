@@ -7,6 +7,10 @@
  * Every document has a receptor e-mail, so the batch then writes one mail (PDF and all) per document to the data
  * dir's outbox after the last verdict: the time of the last verdict (the results file's last write) and the exit are
  * both reported. BENCH_NO_MAIL=1: no receptor e-mail (the batch as it was before mails existed).
+ * The floor (issue 31, bench/floor.ts) of the same documents is measured in the same run, before the batch: CPU per
+ * document of build + sign + the emulator's analysis in one process without I/O; beside it the batch's own CPU per
+ * document (the child's user + system, its reaped xmllint children included) and wall per document, and the ratio
+ * wall ÷ (floor × documents ÷ cores) the issue bounds at 1.5.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, createWriteStream } from 'node:fs';
@@ -35,6 +39,12 @@ for (let n = 1; n <= docs; n++) {
 }
 await new Promise<void>((r) => out.end(r));
 
+// The floor, in the same minutes (its own process, so its CPU is its own).
+const floorRun = spawnSync(process.execPath, ['--import', 'tsx', new URL('./floor.ts', import.meta.url).pathname, String(Math.min(docs, Number(process.env.BENCH_FLOOR_DOCS ?? 1000))), 'batch'], { encoding: 'utf8', maxBuffer: 1 << 24 });
+if (floorRun.status !== 0) throw new Error(`floor: ${floorRun.stderr}`);
+const floor = JSON.parse(floorRun.stdout) as { floorMsPerDocument: number; wallMsPerDocument: number };
+const cores = os.cpus().length;
+
 const t0 = process.hrtime.bigint();
 const startedAt = Date.now();
 const run = spawnSync('/usr/bin/time', ['-v', process.execPath, bin, 'batch', 'bench.csv', '--wait', '--json', '--concurrency', process.env.BENCH_CONCURRENCY ?? '8'], { env, cwd: dir, encoding: 'utf8', maxBuffer: 1 << 30 });
@@ -42,6 +52,7 @@ const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
 const lastVerdictS = (statSync(join(dir, 'bench.csv.results.jsonl')).mtimeMs - startedAt) / 1000;
 const outbox = join(dir, 'data', 'outbox');
 const mails = existsSync(outbox) ? readdirSync(outbox).filter((f) => f.endsWith('.eml')).length : 0;
+const cpuS = ['User', 'System'].reduce((a, k) => a + Number(new RegExp(`${k} time \\(seconds\\): ([\\d.]+)`).exec(run.stderr)?.[1] ?? NaN), 0);
 const rssKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(run.stderr)?.[1] ?? NaN);
 const summary = JSON.parse(run.stdout || '{}') as Record<string, unknown>;
 // `documents list` caps at 1000 rows: count the verdicts in the results file (one line per document).
@@ -63,11 +74,19 @@ console.log(
       wallSecondsToExit: Math.round(wallS * 10) / 10,
       mailsWritten: mails,
       peakRssMB: Math.round(rssKb / 1024),
+      floorMsPerDocument: floor.floorMsPerDocument,
+      cpuMsPerDocument: Math.round(((cpuS * 1000) / docs) * 100) / 100,
+      wallMsPerDocumentToLastVerdict: Math.round(((lastVerdictS * 1000) / docs) * 100) / 100,
+      cores,
+      // Issue 31: wall to the last verdict ≤ 1.5 × (floor × documents ÷ cores).
+      wallOverFloorBound: Math.round((lastVerdictS * 1000 / ((floor.floorMsPerDocument * docs) / cores)) * 100) / 100,
+      cpuOverFloor: Math.round(((cpuS * 1000) / docs / floor.floorMsPerDocument) * 100) / 100,
+      loadavg: os.loadavg().map((x) => Math.round(x * 10) / 10),
       summary,
       resultLines: results,
       aceptadoInResults: aceptado,
       distinctClaves,
-      targets: { wallSeconds: 40, peakRssMB: 260 },
+      targets: { wallOverFloorBound: 1.5, peakRssMB: 200 },
     },
     null,
     2,
