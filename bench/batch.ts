@@ -17,6 +17,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import os from 'node:os';
 import { join } from 'node:path';
 import { makeTestIssuer } from '../test/helpers/issuer.js';
+import { topFunctions } from './profile.js';
 
 const bin = new URL('../bin/fecr.js', import.meta.url).pathname;
 const docs = Number(process.argv[2] ?? 5000);
@@ -47,7 +48,9 @@ const cores = os.cpus().length;
 
 const t0 = process.hrtime.bigint();
 const startedAt = Date.now();
-const run = spawnSync('/usr/bin/time', ['-v', process.execPath, bin, 'batch', 'bench.csv', '--wait', '--json', '--concurrency', process.env.BENCH_CONCURRENCY ?? '8'], { env, cwd: dir, encoding: 'utf8', maxBuffer: 1 << 30 });
+// BENCH_PROF=<dir>: the batch under `node --cpu-prof` (one profile per thread), its top functions printed after.
+const profDir = process.env.BENCH_PROF;
+const run = spawnSync('/usr/bin/time', ['-v', process.execPath, ...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), bin, 'batch', 'bench.csv', '--wait', '--json', '--concurrency', process.env.BENCH_CONCURRENCY ?? '8'], { env, cwd: dir, encoding: 'utf8', maxBuffer: 1 << 30 });
 const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
 const lastVerdictS = (statSync(join(dir, 'bench.csv.results.jsonl')).mtimeMs - startedAt) / 1000;
 const outbox = join(dir, 'data', 'outbox');
@@ -93,4 +96,5 @@ console.log(
   ),
 );
 if (run.status !== 0) console.error(run.stderr.split('\n').slice(0, 5).join('\n'));
+if (profDir) console.log(topFunctions(profDir, {}, true));
 rmSync(dir, { recursive: true, force: true });

@@ -24,6 +24,7 @@ import { createInterface } from 'node:readline';
 import { Pool, request } from 'undici';
 import { createTestP12 } from '../src/core/sign/testcert.js';
 import { ISSUER, validInvoice } from '../test/helpers/bodies.js';
+import { topFunctions } from './profile.js';
 
 // autocannon ships no types; the slice of its programmatic API used here.
 interface AcRequest {
@@ -302,59 +303,4 @@ out.targets = {
 };
 console.log(JSON.stringify(out, null, 2));
 
-if (PROF_DIR) console.log(topFunctions(PROF_DIR));
-
-/** Self time per function and per package/area of the newest .cpuprofile in `dir`, for each phase window. */
-function topFunctions(dir: string): string {
-  const file = readdirSync(dir)
-    .filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => join(dir, f))
-    .sort()
-    .at(-1);
-  if (!file) return 'no .cpuprofile written';
-  interface Node {
-    id: number;
-    callFrame: { functionName: string; url: string; lineNumber: number };
-  }
-  const prof = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number };
-  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
-  const where = (url: string) => {
-    const u = url.replace(/^file:\/\//, '');
-    const nm = u.lastIndexOf('/node_modules/');
-    if (nm >= 0) return u.slice(nm + 1);
-    const d = u.indexOf('/dist/');
-    return d >= 0 ? u.slice(d + 1) : u;
-  };
-  const areaOf = (u: string, fn: string) => {
-    if (u.startsWith('node_modules/')) return u.split('/').slice(0, u.split('/')[1]?.startsWith('@') ? 3 : 2).join('/');
-    if (u.startsWith('dist/')) return u.split('/').slice(0, 3).join('/');
-    return u || fn;
-  };
-  const report: string[] = [`\nCPU profile of the service process: ${file}`];
-  for (const [name, [from, to]] of Object.entries({ ...windows, whole: [0, Number.MAX_SAFE_INTEGER] as [number, number] })) {
-    const self = new Map<string, number>();
-    const area = new Map<string, number>();
-    let total = 0;
-    let t = prof.startTime;
-    prof.samples.forEach((id, i) => {
-      const dt = prof.timeDeltas[i] ?? 0;
-      t += dt;
-      if (t < from || t > to) return;
-      const n = byId.get(id)!;
-      const u = where(n.callFrame.url);
-      const key = `${n.callFrame.functionName || '(anonymous)'} ${u}${u ? `:${n.callFrame.lineNumber + 1}` : ''}`;
-      self.set(key, (self.get(key) ?? 0) + dt);
-      const a = areaOf(u, n.callFrame.functionName);
-      area.set(a, (area.get(a) ?? 0) + dt);
-      total += dt;
-    });
-    const top = (m: Map<string, number>, k: number) =>
-      [...m]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, k)
-        .map(([key, us]) => `${((us / total) * 100).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(0).padStart(6)} ms  ${key}`)
-        .join('\n');
-    report.push(`== phase ${name}: ${(total / 1e6).toFixed(1)} s sampled ==\n-- top functions by self time --\n${top(self, 25)}\n-- by area --\n${top(area, 20)}`);
-  }
-  return report.join('\n');
-}
+if (PROF_DIR) console.log(topFunctions(PROF_DIR, windows));

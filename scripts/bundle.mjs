@@ -96,9 +96,10 @@ export async function build() {
     entryNames: '[name]',
     chunkNames: '[name]-[hash]',
     external: Object.keys(EXTERNAL),
-    // Less source to scan at every start; names stay (stack traces with --debug stay readable).
-    minifyWhitespace: true,
-    minifySyntax: true,
+    // Less source to scan at every start; names stay (stack traces with --debug stay readable). FECR_BUILD_READABLE=1
+    // keeps the lines (a CPU profile's line numbers then point at code: bench:batch with BENCH_PROF).
+    minifyWhitespace: !process.env.FECR_BUILD_READABLE,
+    minifySyntax: !process.env.FECR_BUILD_READABLE,
     legalComments: 'none',
     define: { FECR_BUNDLE: 'true' },
     banner: { js: ESM_BANNER },

@@ -204,8 +204,10 @@ export async function leaseJobs(ctx: QueueContext, opts: LeaseOptions): Promise<
         attempts: eb('attempts', '+', 1),
       }))
       .where('id', 'in', due)
-      // Re-checked on the row itself: safe even where the subquery is not locked.
-      .where('done_at', 'is', null)
+      // Re-checked on the row itself: safe even where the subquery is not locked. `+done_at`: SQLite then finds the
+      // rows by id (the subquery's list) instead of walking jobs_due_by_type over every due job (issue 31: the
+      // lease took 1.0 ms with 100 due jobs, 0.5 ms so; it grew with the queue). PostgreSQL reads `+x` as `x`.
+      .where(sql`+done_at`, 'is', null)
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
       .returningAll()
       .execute();
