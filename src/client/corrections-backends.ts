@@ -53,19 +53,26 @@ export class RemoteCorrections implements CorrectionsApi {
   constructor(private readonly call: Call) {}
 
   async annul(clave: string, opts: { razon?: string } = {}): Promise<SubmitOutcome> {
-    return (await this.call<{ data: SubmitOutcome }>('/api/documentos/anular', { clave, ...opts })).data;
+    return outcome(await this.call<Derived>('/api/documentos/anular', { clave, ...opts }));
   }
 
   async replace(clave: string, body: unknown, opts: { razon?: string } = {}): Promise<SubmitOutcome> {
-    return (await this.call<{ data: SubmitOutcome }>('/api/documentos/sustituir', { clave, documento: body, ...opts })).data;
+    return outcome(await this.call<Derived>('/api/documentos/sustituir', { clave, documento: body, ...opts }));
   }
 
   async payment(clave: string, p: PaymentRequest): Promise<SubmitOutcome> {
-    return (await this.call<{ data: SubmitOutcome }>('/api/documentos/pago', { clave, ...p })).data;
+    return outcome(await this.call<Derived>('/api/documentos/pago', { clave, ...p }));
   }
 
   async links(clave: string): Promise<DocumentLinks | null> {
     const r = await this.call<{ data: DocumentLinks } | null>('/api/documentos/referencias', { clave }, true);
     return r?.data ?? null;
   }
+}
+
+/** The answer of the routes that make a document (api/contract.ts DocumentoDerivado). */
+type Derived = { data: import('../api/contract.js').DocumentoDerivado };
+
+function outcome(r: Derived): SubmitOutcome {
+  return { clave: r.data.clave, assigned: r.data.numeroReferencia };
 }

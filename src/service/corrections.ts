@@ -19,27 +19,9 @@ import type { ServiceContext } from './context.js';
 import { getDocument } from './documents.js';
 import { ServiceError } from './service-error.js';
 
-/** A document that references a comprobante (the client API's shape). */
-export interface ReferenciaDe {
-  clave: string;
-  tipo: string;
-  estado: string;
-  codigoReferencia: string | null;
-  /** What it counts against the comprobante (NC/ND: its total; REP: the payment), or null. */
-  monto: string | null;
-  fechaEmision: string;
-}
-
-/** Who references a comprobante and, for a sale, the balance left (`fecr status`). */
-export interface DocumentLinks {
-  clave: string;
-  referenciadoPor: ReferenciaDe[];
-  /** Sales (FE, TE, FEE, ND): TotalComprobante − accepted NCs + accepted NDs − accepted REPs. */
-  saldo?: string;
-  /** The same, counting the notes and payments still on their way to Hacienda too. */
-  saldoPendiente?: string;
-  moneda?: string;
-}
+/** The wire shapes (src/api/contract.ts). */
+export type { DocumentLinks, ReferenciaDe } from '../api/contract.js';
+import type { DocumentLinks } from '../api/contract.js';
 
 export async function documentLinks(ctx: ServiceContext, accountId: number, clave: string): Promise<DocumentLinks | null> {
   const row = isClave(clave) ? await getDocument(ctx, accountId, clave) : null;
