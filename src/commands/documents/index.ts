@@ -3,7 +3,7 @@
  * `fecr documents annul|replace|payment` (issue 30): the NC that annuls a comprobante, the replacement of a rejected
  * one, the REP of a payment received — each sent as `fecr send` sends a body, with its --wait.
  */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
 import { ENCODING_HELP } from '../../cli/io.js';
 import type { EmailFlags } from './email.js';
@@ -64,6 +64,6 @@ export function defineDocumentsCommands(program: Command, ctx: Ctx): void {
       .argument('<clave>', 'the clave of the sale (condicionVenta 08 or 10) Hacienda accepted')
       .requiredOption('--amount <amount>', 'the amount received, IVA included, in the sale\'s currency (e.g. 56500.00)')
       .option('--date <date>', "the payment's date, YYYY-MM-DD or an ISO 8601 date-time (default now): the REP's FechaEmision")
-      .option('--medio <code>', 'TipoMedioPago (Nota 6): 01 efectivo, 02 tarjeta, 03 cheque, 04 transferencia (default), 06 SINPE MÓVIL, …'),
+      .addOption(new Option('--medio <code>', 'TipoMedioPago (Nota 6): 01 efectivo, 02 tarjeta, 03 cheque, 04 transferencia (default), 06 SINPE MÓVIL, 07 plataforma digital').choices(['01', '02', '03', '04', '05', '06', '07'])),
   ).action(async (clave: string, opts: PaymentFlags) => (await import('./payment.js')).payment(ctx, clave, opts));
 }

@@ -18,8 +18,8 @@ export async function payment(ctx: Ctx, claveArg: string, opts: PaymentFlags): P
   const clave = checkClave(claveArg);
   const amount = opts.amount?.trim();
   if (!amount || !/^\d{1,13}(\.\d{1,5})?$/.test(amount) || Number(amount) <= 0) throw new UsageError('--amount must be the amount received, greater than 0, with a point for decimals and no thousands separator, e.g. --amount 56500.00');
-  if (opts.medio !== undefined && !/^\d{1,2}$/.test(opts.medio.trim())) throw new UsageError('--medio must be a TipoMedioPago code (Nota 6), e.g. 04 (transferencia)');
-  const medioPago = opts.medio?.trim().padStart(2, '0');
+  // --medio: commander checks its choices (Nota 6; 99 "otros" needs a MedioPagoOtros text a body gives: fecr send).
+  const medioPago = opts.medio;
   await submitAndReport(ctx, opts, (b) =>
     correctionsOf(b).payment(clave, { monto: amount, ...(opts.date !== undefined ? { fecha: opts.date } : {}), ...(medioPago ? { medioPago } : {}) }),
   );

@@ -33,6 +33,7 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
 export function checkSendFlags(opts: SendFlags): void {
   if (!opts.wait && (opts.timeout !== undefined || opts.strict)) throw new UsageError(`${opts.strict ? '--strict' : '--timeout'} needs --wait`);
   if (opts.quiet && opts.json) throw new UsageError('--quiet prints the clave alone: it cannot be combined with --json');
+  timeoutMs(opts.timeout);
 }
 
 /**
