@@ -115,9 +115,16 @@ describe('fecr documents annul', () => {
     expect((await fecr(['documents', 'list', '--json'])).stdout).toBe(before);
   });
 
-  it('an NC is not annulled by another NC; an unknown clave is not found', async () => {
+  it('an NC is not annulled by another NC, nor a TE without receptor or an FEE; an unknown clave is not found', async () => {
     const { nc } = annulled.get('05-fe-otros-cargos')!;
     expectOneLine(await fecr(['documents', 'annul', nc]), /is a nota de crédito \(an ND reverses it\)/);
+    // A ticket without receptor, an export invoice (foreign receptor): no NC made from them (one line, nothing sent).
+    const te = await send(fixtureBody('10-te-sin-receptor'));
+    expect(te.estado).toBe('aceptado');
+    expectOneLine(await fecr(['documents', 'annul', te.clave]), `${te.clave} has no receptor: a nota de crédito names a receptor with a Costa Rican identificación (01-04)`);
+    const fee = await send(fixtureBody('20-fee-cafe-usd'));
+    expect(fee.estado).toBe('aceptado');
+    expectOneLine(await fecr(['documents', 'annul', fee.clave]), /is a factura electrónica de exportación/);
     const unknown = `${nc.slice(0, 42)}99999999`;
     const r = await fecr(['documents', 'annul', unknown]);
     expect(r.code).toBe(1);

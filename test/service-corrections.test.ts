@@ -9,6 +9,7 @@ import { getDocument, submitDocument } from '../src/service/documents.js';
 import { startWorker } from '../src/service/delivery/worker.js';
 import { registerIssuer } from '../src/service/issuers.js';
 import { ServiceError } from '../src/service/service-error.js';
+import { dec, money } from '../src/core/money.js';
 import { fixtureBody, makeServiceContext, type TestContext } from './helpers/api-context.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 import { FAST_WORKER, withTimeout } from './helpers/worker-docs.js';
@@ -107,6 +108,22 @@ describe('corrections on the store', () => {
       ['REP', '17', '500000.00000'],
       ['REP', '17', '418125.00000'],
     ]);
+  }, 60_000);
+
+  it('an ND is annulled too; its NC references it with TipoDocIR 02', async () => {
+    const fe = await issue(creditSale());
+    const ndBody = fixtureBody('14-nd-ajuste-servicios');
+    delete ndBody.numeroReferencia;
+    ndBody.informacionReferencia[0].numero = fe.clave;
+    const nd = await issue(ndBody);
+    expect(nd.estado).toBe('aceptado');
+    const body = await annulmentBodyFor(env.ctx, accountId, nd.clave);
+    expect(body.informacionReferencia).toEqual([expect.objectContaining({ tipoDocIR: '02', numero: nd.clave, codigo: '01' })]);
+    expect((await issue(body)).estado).toBe('aceptado');
+    // The FE's balance: its total + the ND (the ND's own NC references the ND, not the FE).
+    const links = await documentLinks(env.ctx, accountId, fe.clave);
+    expect(links!.referenciadoPor.map((x) => x.tipo)).toEqual(['ND']);
+    expect(links!.saldo).toBe(money(dec('918125').plus(dec(links!.referenciadoPor[0]!.monto!))));
   }, 60_000);
 
   it('replace is only for a rejected comprobante', async () => {

@@ -9,7 +9,7 @@ import { isClave } from '../core/clave.js';
 import { CorrectionRefused, annulmentBody } from '../core/corrections/annul.js';
 import { paymentBody } from '../core/corrections/payment.js';
 import { replacementBody } from '../core/corrections/replace.js';
-import { ANNULLABLE_KINDS, balanceOf, isStandingAnnulment, isStandingReplacement, type ReferenceLink } from '../core/corrections/references.js';
+import { ANNULLABLE_KINDS, SALE_KINDS, balanceOf, isStandingAnnulment, isStandingReplacement, type ReferenceLink } from '../core/corrections/references.js';
 import { formatCr, parseIsoDateTime } from '../core/dates.js';
 import { dec, money } from '../core/money.js';
 import { parseComprobanteXml, type ParsedComprobante } from '../core/xml/parse-comprobante.js';
@@ -35,7 +35,7 @@ export async function documentLinks(ctx: ServiceContext, accountId: number, clav
     monto: r.monto,
     fechaEmision: r.fecha_emision,
   }));
-  if (!ANNULLABLE_KINDS.has(row.kind as never)) return { clave, referenciadoPor: refs };
+  if (!SALE_KINDS.has(row.kind as never)) return { clave, referenciadoPor: refs };
   const b = balanceOf(row.total_comprobante, links);
   return { clave, referenciadoPor: refs, saldo: b.decided, saldoPendiente: b.committed, moneda: row.moneda };
 }

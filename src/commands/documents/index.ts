@@ -45,7 +45,7 @@ export function defineDocumentsCommands(program: Command, ctx: Ctx): void {
     documents
       .command('annul')
       .description('send the nota de crédito that annuls an accepted comprobante in full (code 01); prints its clave')
-      .argument('<clave>', 'the clave of the comprobante to annul (an FE, TE, FEE or ND Hacienda accepted)')
+      .argument('<clave>', 'the clave of the comprobante to annul (an FE, TE or ND Hacienda accepted)')
       .option('--reason <text>', 'the Razon of the reference (3-180 characters; default "Anula documento de referencia")'),
   ).action(async (clave: string, opts: AnnulFlags) => (await import('./annul.js')).annul(ctx, clave, opts));
   sendOptions(

@@ -28,11 +28,19 @@ export const DEFAULT_ANNUL_RAZON = CODIGOS_REFERENCIA[CODIGO_ANULA] ?? 'Anula do
 
 type Body = Record<string, unknown>;
 
+const RECEPTOR_NC = new Set(['01', '02', '03', '04']);
+
 /** The NC body that annuls `original` in full; `fechaEmision` is the NC's (Costa Rica date-time). */
 export function annulmentBody(original: ParsedComprobante, opts: { fechaEmision: string; razon?: string }): Body {
   const tipoDocIR = TIPO_DOC_IR_OF_KIND[original.kind];
   if (!ANNULLABLE_KINDS.has(original.kind) || tipoDocIR === undefined) {
-    throw new CorrectionRefused(`${original.clave} is ${KIND_WORDS[original.kind] ?? original.kind}: a nota de crédito annuls an FE, TE, FEE or ND`);
+    throw new CorrectionRefused(`${original.clave} is ${KIND_WORDS[original.kind] ?? original.kind}: a nota de crédito made here annuls an FE, TE or ND`);
+  }
+  // An NC's receptor is a Costa Rican taxpayer (01-04), as the original's must be (core/input/kind-rules.ts
+  // RECEPTOR_NACIONAL): a ticket without one, or to a foreign buyer, cannot be annulled by an NC made from it.
+  const tipo = original.receptor?.identificacion?.tipo;
+  if (tipo === undefined || !RECEPTOR_NC.has(tipo)) {
+    throw new CorrectionRefused(`${original.clave} has ${tipo === undefined ? 'no receptor' : `a foreign receptor (${tipo})`}: a nota de crédito names a receptor with a Costa Rican identificación (01-04)`);
   }
   const lines = original.lineas.map((l) => lineBody(l, original.clave));
   const razon = (opts.razon ?? '').trim() || DEFAULT_ANNUL_RAZON;
@@ -68,6 +76,7 @@ const KIND_WORDS: Record<string, string> = {
   NC: 'a nota de crédito (an ND reverses it)',
   REP: 'a recibo electrónico de pago',
   FEC: 'a factura electrónica de compra (its notes are the buyer\'s, TipoDocIR 17)',
+  FEE: 'a factura electrónica de exportación (its receptor is foreign: write its NC as a body, fecr send)',
 };
 
 function receptorBody(p: ParsedComprobante): Body | '' {

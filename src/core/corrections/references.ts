@@ -26,11 +26,14 @@ export const TIPO_DOC_IR_RECHAZADO = '10';
 export const TIPO_DOC_IR_OF_KIND: Partial<Record<DocumentKind, string>> = { FE: '01', ND: '02', NC: '03', TE: '04', FEE: '19', REP: '20' };
 
 /**
- * What an NC annuls in full (issue 30): a sale of this issuer (FE, TE, FEE) or an ND it issued. An NC is undone by
- * an ND, not by another NC; a REP records a payment (Nota 9's 17), and a factura de compra's notes name it with
- * TipoDocIR 17, written by its buyer: neither is annulled here.
+ * What an NC made here annuls in full (issue 30): a sale of this issuer (FE, TE) or an ND it issued. An NC is undone
+ * by an ND, not by another NC; a REP records a payment (Nota 9's 17); a factura de compra's notes name it with
+ * TipoDocIR 17, written by its buyer; an FEE's receptor is foreign, which fecr's NC does not take (kind-rules.ts).
  */
-export const ANNULLABLE_KINDS: ReadonlySet<DocumentKind> = new Set(['FE', 'TE', 'FEE', 'ND']);
+export const ANNULLABLE_KINDS: ReadonlySet<DocumentKind> = new Set(['FE', 'TE', 'ND']);
+
+/** The sales whose balance `fecr status` shows: what an NC, ND or REP may reduce or add to. */
+export const SALE_KINDS: ReadonlySet<DocumentKind> = new Set(['FE', 'TE', 'FEE', 'ND']);
 
 /**
  * What a REP pays (ANEXOS Nota 5 and its footnotes; LineaDetalle of the REP: "el pago de un comprobante a crédito
