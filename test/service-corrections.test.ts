@@ -110,6 +110,24 @@ describe('corrections on the store', () => {
     ]);
   }, 60_000);
 
+  it('a partial NC sent as a body (fecr send) is listed with its amount, and the balance is what it leaves', async () => {
+    const fe = await issue(creditSale());
+    const ncBody = fixtureBody('09-nc-devolucion');
+    delete ncBody.numeroReferencia;
+    ncBody.informacionReferencia[0].numero = fe.clave;
+    const nc = await issue(ncBody);
+    expect(nc.estado).toBe('aceptado');
+    const links = await documentLinks(env.ctx, accountId, fe.clave);
+    expect(links!.referenciadoPor).toEqual([expect.objectContaining({ clave: nc.clave, tipo: 'NC', codigoReferencia: '06', monto: '697775.00000' })]);
+    expect(links!.saldo).toBe('220350.00000'); // 918125 − 697775
+    // An annulment (the whole FE copied) would credit the returned part twice: refused, naming what is left.
+    expect(await refusal(annulmentBodyFor(env.ctx, accountId, fe.clave))).toBe(
+      `${fe.clave} is already credited in part by ${nc.clave} (aceptado); what is left (220350.00000 CRC) needs a nota de crédito of its own (fecr send)`,
+    );
+    // A payment up to the balance is taken; beyond it, refused.
+    expect(await refusal(paymentBodyFor(env.ctx, accountId, fe.clave, { monto: '220350.00001' }))).toContain('exceeds the balance left');
+  }, 60_000);
+
   it('an ND is annulled too; its NC references it with TipoDocIR 02', async () => {
     const fe = await issue(creditSale());
     const ndBody = fixtureBody('14-nd-ajuste-servicios');

@@ -47,8 +47,11 @@ export async function annulmentBodyFor(ctx: ServiceContext, accountId: number, c
   const links = await linksOf(ctx, accountId, clave);
   const annulment = links.find(isStandingAnnulment);
   if (annulment) throw refused(`${clave} is already annulled by ${annulment.clave} (${annulment.state})`);
-  if (ANNULLABLE_KINDS.has(parsed.kind) && dec(balanceOf(row.total_comprobante, links.filter((l) => l.kind !== 'REP')).committed).lte(0)) {
-    throw refused(`${clave} is already credited in full by its notas de crédito`);
+  // A partial NC already credits part of it: an annulment copies the whole comprobante, which would credit that part twice.
+  const partial = links.find((l) => l.kind === 'NC' && l.state !== 'rechazado' && l.state !== 'error');
+  if (partial && ANNULLABLE_KINDS.has(parsed.kind)) {
+    const left = balanceOf(row.total_comprobante, links.filter((l) => l.kind !== 'REP')).committed;
+    throw refused(`${clave} is already credited in part by ${partial.clave} (${partial.state}); what is left (${left} ${row.moneda}) needs a nota de crédito of its own (fecr send)`);
   }
   return derived(() => annulmentBody(parsed, { fechaEmision: nowCr(ctx), ...(opts.razon !== undefined ? { razon: opts.razon } : {}) }));
 }
