@@ -6,6 +6,7 @@ import { renderTable } from '../../cli/table.js';
 import { writeLine } from '../../cli/io.js';
 import { startSpinner } from '../documents/spinner.js';
 import { report } from '../send/run.js';
+import type { Backend } from '../../client/backend.js';
 import type { DocumentLinks } from '../../client/corrections.js';
 import { CODIGOS_REFERENCIA } from '../../core/codes.js';
 
@@ -24,7 +25,7 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
   let links: DocumentLinks | null = null;
   const s = await withBackend(ctx, async (b) => {
     // Who references it (notes, replacements, payments: issue 30), and a sale's balance; a service without them says nothing.
-    const linked = async <T>(st: T): Promise<T> => ((links = st && b.corrections ? await b.corrections().links(clave).catch(() => null) : null), st);
+    const linked = async <T>(st: T): Promise<T> => ((links = st ? await linksOf(b, clave) : null), st);
     mode = b.mode;
     const unsent = async (st: Awaited<ReturnType<typeof b.status>>) => ((cause = st?.estado === 'pendiente' ? ((await b.unsentCause?.(clave)) ?? null) : null), st);
     if (!opts.watch) return linked(await unsent(await b.status(clave)));
@@ -40,7 +41,8 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
   if (!s) throw new UserError(`no document with clave ${clave}`);
   const errores = erroresOf(s);
   const l = links as DocumentLinks | null;
-  const shown = l && (l.referenciadoPor.length > 0 || l.saldo !== undefined) ? { referenciadoPor: l.referenciadoPor, ...(l.saldo !== undefined ? { saldo: l.saldo, saldoPendiente: l.saldoPendiente } : {}) } : {};
+  // Only when something references it: a comprobante nothing references shows as it always did.
+  const shown = l && l.referenciadoPor.length > 0 ? { referenciadoPor: l.referenciadoPor, ...(l.saldo !== undefined ? { saldo: l.saldo, saldoPendiente: l.saldoPendiente } : {}) } : {};
   await report(ctx, { ...s, ...shown }, {
     json: opts.json,
     mode,
@@ -66,4 +68,13 @@ function printLinks(ctx: Ctx, l: DocumentLinks): void {
   if (l.saldo === undefined) return;
   const pending = l.saldoPendiente !== undefined && l.saldoPendiente !== l.saldo ? ` (${l.saldoPendiente} counting the documents Hacienda has not decided on yet)` : '';
   writeLine(ctx.io.stdout, `saldo: ${l.saldo}${l.moneda ? ` ${l.moneda}` : ''}${pending}`);
+}
+
+/** The documents that reference `clave` and its balance; null when the backend cannot say (the status stands alone). */
+async function linksOf(b: Backend, clave: string): Promise<DocumentLinks | null> {
+  try {
+    return b.corrections ? await b.corrections().links(clave) : null;
+  } catch {
+    return null;
+  }
 }
