@@ -235,7 +235,13 @@ describe('parseComprobanteXml', () => {
       { tipoDocIR: '01', numero: CLAVE, fechaEmisionIR: '2025-05-15T10:30:00-06:00', codigo: '06', razon: 'Devolución de una unidad & cambio' },
     ]);
     const te = parseComprobanteXml(buildComprobanteXml(teExtranjeroFixture().doc, teExtranjeroFixture().totals));
-    expect(te.receptor).toEqual({ nombre: "John O'Brien", identificacion: { tipo: '05', numero: 'P12345678' }, correoElectronico: 'john@example.com' });
+    expect(te.receptor).toEqual({
+      nombre: "John O'Brien",
+      identificacion: { tipo: '05', numero: 'P12345678' },
+      correoElectronico: 'john@example.com',
+      // Read too since issue 30 (an NC copies its original's receptor).
+      otrasSenasExtranjero: '1600 Pennsylvania Ave, Washington DC, USA',
+    });
     expect(te.codigoActividadReceptor).toBeUndefined();
     expect(parseComprobanteXml(buildComprobanteXml(teFixture().doc, teFixture().totals)).receptor).toBeUndefined();
   });

@@ -114,3 +114,32 @@ export interface MailStatus {
   creadoAt: string;
   enviadoAt: string | null;
 }
+
+/** What POST /api/documentos/anular, /sustituir and /pago answer in `data` (issue 30): the new document's clave and number. */
+export interface DocumentoDerivado {
+  clave: string;
+  numeroReferencia: number;
+}
+
+/** A document that references a comprobante (issue 30; POST /api/documentos/referencias, `fecr status`). */
+export interface ReferenciaDe {
+  clave: string;
+  /** Its kind: NC, ND, REP, FE, … */
+  tipo: string;
+  estado: string;
+  codigoReferencia: string | null;
+  /** What it counts against the comprobante (NC/ND: its TotalComprobante; REP: the payment, base plus IVA), or null. */
+  monto: string | null;
+  fechaEmision: string;
+}
+
+/** Who references a comprobante and, for a sale, the balance left. */
+export interface DocumentLinks {
+  clave: string;
+  referenciadoPor: ReferenciaDe[];
+  /** Sales (FE, TE, FEE, ND): TotalComprobante − accepted NCs + accepted NDs − accepted REPs. */
+  saldo?: string;
+  /** The same, counting the notes and payments still on their way to Hacienda too. */
+  saldoPendiente?: string;
+  moneda?: string;
+}

@@ -208,7 +208,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr test invoices/ --keep', "keep the throwaway profile's data dir to look at the documents"],
   ],
   status: [
-    ['fecr status "$CLAVE"', "state and Hacienda's answer"],
+    ['fecr status "$CLAVE"', "state and Hacienda's answer; the notes, replacements and payments that reference it, and a sale's balance"],
     ['fecr status "$CLAVE" --watch --timeout 300', 'refresh until Hacienda decides'],
     ['fecr status "$CLAVE" --json', 'as JSON'],
   ],
@@ -217,7 +217,11 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr download "$CLAVE" --type pdf --out factura.pdf', 'the PDF'],
     ['fecr download "$CLAVE" --type respuesta --out -', "Hacienda's answer on stdout"],
   ],
-  documents: [['fecr documents list --state rechazado', 'the rejected documents']],
+  documents: [
+    ['fecr documents list --state rechazado', 'the rejected documents'],
+    ['fecr documents annul "$CLAVE" --wait', 'annul an accepted comprobante with a nota de crédito'],
+    ['fecr documents payment "$CLAVE" --amount 56500 --wait', 'record a payment against a credit sale (a REP)'],
+  ],
   'documents list': [
     ['fecr documents list', 'the last 100, newest first'],
     ['fecr documents list --state rechazado --since 2026-03-01', 'rejected ones since a date'],
@@ -228,6 +232,18 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   'documents email': [
     ['fecr documents email 50624112600310112345600100001010000000042123456789', 'mail an accepted document to its receptor again'],
     ['fecr documents email 50624112600310112345600100001010000000042123456789 --to contabilidad@cliente.cr', 'to another address'],
+  ],
+  'documents annul': [
+    ['fecr documents annul 50624112600310112345600100001010000000042123456789 --wait', 'send the NC that annuls an accepted FE in full, and wait for the verdict'],
+    ['fecr documents annul "$CLAVE" --reason "Venta anulada a pedido del cliente" --json', 'with the reason the reference carries'],
+  ],
+  'documents replace': [
+    ['fecr documents replace "$CLAVE" corregida.json --wait', 'send the corrected document replacing one Hacienda rejected (code 16), under a new number'],
+    ['fecr documents replace "$CLAVE" - --json < corregida.json', 'the body from stdin'],
+  ],
+  'documents payment': [
+    ['fecr documents payment "$CLAVE" --amount 56500 --wait', 'a payment received against a credit sale (condicionVenta 10): its REP, IVA in proportion'],
+    ['fecr documents payment "$CLAVE" --amount 56500 --date 2026-11-20 --medio 06', 'paid by SINPE MÓVIL on another day'],
   ],
   recibidos: [
     ['fecr recibidos import facturas/', "check and keep a folder of suppliers' XML"],

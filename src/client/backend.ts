@@ -161,5 +161,6 @@ export interface Backend {
   recibidos?(): import('./recibidos.js').RecibidosApi;
   /** The accountant's reports (`fecr report iva`, issue 29). */
   reports?(): import('./reports.js').ReportsApi;
+  /** Annul, replace, pay, and who references a comprobante (`fecr documents annul|replace|payment`, `fecr status`; issue 30). */ corrections?(): import('./corrections.js').CorrectionsApi;
   close(): Promise<void>;
 }

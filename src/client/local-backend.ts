@@ -367,12 +367,12 @@ class LocalBackend implements Backend {
   // --- the buyer's side ----------------------------------------------------------------------------
 
   private buyer: LocalRecibidos | undefined;
-
   recibidos(): LocalRecibidos {
     return (this.buyer ??= new LocalRecibidos(this.svc, this.run, () => this.accountId()));
   }
 
   reports = (): import('./reports.js').ReportsApi => ({ iva: async (mes, emisor) => new (await import('./reports-backends.js')).LocalReports(this.svc, () => this.accountId()).iva(mes, emisor) }); // fecr report iva
+  corrections = (): import('./corrections.js').CorrectionsApi => { const l = async () => new (await import('./corrections-backends.js')).LocalCorrections(this.svc, () => this.accountId(), (b) => this.submit(b)); return { annul: async (c, o) => (await l()).annul(c, o), replace: async (c, b, o) => (await l()).replace(c, b, o), payment: async (c, p) => (await l()).payment(c, p), links: async (c) => (await l()).links(c) }; }; // issue 30
   // --- lifecycle -----------------------------------------------------------------------------------
 
   async close(): Promise<void> {

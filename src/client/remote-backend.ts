@@ -93,7 +93,7 @@ const PASSING: ReadonlySet<number> = new Set([502, 503, 504]);
  * webhook secret made by the first call would be lost (the second answers none). Repeated only when nothing was
  * sent (a refused connection) or the service said so (503: nothing was done).
  */
-const NOT_IDEMPOTENT: ReadonlySet<string> = new Set(['/api/enviar/correo', '/api/configurar/webhook']);
+const NOT_IDEMPOTENT: ReadonlySet<string> = new Set(['/api/enviar/correo', '/api/configurar/webhook', '/api/documentos/anular', '/api/documentos/sustituir', '/api/documentos/pago']);
 
 /** Where a wait ends: decided, or held until the user acts (the issuer's credentials refused: credenciales_invalidas). */
 const DECIDED: ReadonlySet<string> = new Set([...FINAL_STATES, ...HELD_STATES]);
@@ -221,6 +221,7 @@ export class RemoteBackend implements Backend {
     return new RemoteRecibidos(<T>(path: string, body: unknown, nullOn404?: boolean) => (nullOn404 ? this.call<T>(path, body, true) : this.call<T>(path, body)), this.sleep);
   }
 
+  corrections = (): import('./corrections.js').CorrectionsApi => { const l = async () => new (await import('./corrections-backends.js')).RemoteCorrections(<T>(p: string, b: unknown, n?: boolean) => (n ? this.call<T>(p, b, true) : this.call<T>(p, b)) as Promise<T>); return { annul: async (c, o) => (await l()).annul(c, o), replace: async (c, b, o) => (await l()).replace(c, b, o), payment: async (c, p) => (await l()).payment(c, p), links: async (c) => (await l()).links(c) }; }; // issue 30: /api/documentos/… (server/api-documentos.ts)
   /** The accountant's reports over /api/reportes/… (src/server/api-reportes.ts). */
   reports(): RemoteReports {
     return new RemoteReports(<T>(path: string, body: unknown) => this.call<T>(path, body));

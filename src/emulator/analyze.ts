@@ -74,7 +74,7 @@ export interface ValidationResult {
   montoTotalImpuesto?: string;
   totalFactura?: string;
   /** InformacionReferencia entries (TipoDocIR, Numero). */
-  referencias?: { tipoDoc: string; numero: string }[];
+  referencias?: { tipoDoc: string; numero: string; codigo?: string }[];
   /** CondicionVenta, for the references of a later recibo de pago (kinds.ts). */
   condicionVenta?: string;
   /** CodigoActividadEmisor, to register a first-time issuer and to check it against the catalogue. */
@@ -185,7 +185,7 @@ export function analyzeDocument(xmlBytes: Uint8Array, meta: ValidationMeta, opts
     numeroCedulaEmisor: doc.emisor.identificacion.numero,
     montoTotalImpuesto: doc.resumen.totalImpuesto,
     totalFactura: doc.resumen.totalComprobante,
-    referencias: doc.informacionReferencia.filter((r) => r.numero).map((r) => ({ tipoDoc: r.tipoDocIR, numero: r.numero! })),
+    referencias: doc.informacionReferencia.filter((r) => r.numero).map((r) => ({ tipoDoc: r.tipoDocIR, numero: r.numero!, ...(r.codigo ? { codigo: r.codigo } : {}) })),
     detalles: doc.lineas.map((l) => l.detalle),
   };
   if (doc.codigoActividadEmisor) result.codigoActividadEmisor = doc.codigoActividadEmisor;

@@ -12,7 +12,8 @@
  *
  * Read against what this emulator received before (`referenceErrors`, in the processor): a REP pays a comprobante
  * with the CondicionVenta its own answers to (09 pays 08, 11 pays 10; Nota 5, footnotes 19 and 21), and a
- * comprobante this Hacienda rejected cannot be paid, adjusted or annulled. A clave this emulator never received is
+ * comprobante this Hacienda rejected cannot be paid, adjusted or annulled, only replaced (CodigoReferencia 16, TipoDocIR 10:
+ * "Sustituye comprobante electrónico rechazado", Notas 9 and 10 of the April-2026 revision). A clave this emulator never received is
  * not judged: Hacienda knows documents this emulator cannot (other systems, other environments).
  */
 import type { ParsedComprobante } from '../core/xml/parse-comprobante.js';
@@ -59,7 +60,7 @@ export function kindErrors(doc: ParsedComprobante): ValidationErrorItem[] {
 export function referenceErrors(
   store: EmulatorStore,
   env: EmulatorEnvironment,
-  doc: { tipoComprobante?: string; condicionVenta?: string; referencias?: { tipoDoc: string; numero: string }[] },
+  doc: { tipoComprobante?: string; condicionVenta?: string; referencias?: { tipoDoc: string; numero: string; codigo?: string }[] },
 ): ValidationErrorItem[] {
   const out: ValidationErrorItem[] = [];
   const rep = doc.tipoComprobante === '10';
@@ -68,6 +69,7 @@ export function referenceErrors(
     const ref = store.getReception(env, r.numero);
     if (!ref || ref.consecutivoReceptor) continue; // not known here: not judged
     if (ref.estado === 'rechazado') {
+      if (r.codigo === '16' && r.tipoDoc === '10') continue; // its replacement: what a rejected comprobante gets
       out.push(err(CODIGOS.REFERENCIA, `El comprobante de referencia ${r.numero} fue rechazado por el Ministerio de Hacienda.`));
       continue;
     }

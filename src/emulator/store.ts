@@ -51,7 +51,7 @@ export interface ReceptionRecord {
   /** Errors the validation found (empty when accepted). */
   errors?: ValidationErrorItem[];
   /** Documents this one references (InformacionReferencia), for /comprobantes notasCredito/notasDebito. */
-  referencias?: { tipoDoc: string; numero: string }[];
+  referencias?: { tipoDoc: string; numero: string; codigo?: string }[];
   /** CondicionVenta of a comprobante, for the references of a later recibo de pago (kinds.ts). */
   condicionVenta?: string;
   /** Tipo de comprobante (01 FE, 03 NC, ...), when known. */

@@ -18,6 +18,7 @@ import { registerExtraEndpoints } from './api-extra.js';
 import { registerRecibidosEndpoints } from './api-recibidos.js';
 import { registerReportesEndpoints } from './api-reportes.js';
 import { registerArchivoEndpoints } from './api-archivo.js';
+import { registerDocumentosEndpoints } from './api-documentos.js';
 import { CabysBody, ExoneracionBody, FileBody, findingsFromZod, IssuerLookupBody, TaxpayerBody } from './api-schemas.js';
 import { BODY_LIMIT, ERROR_CODES, HttpError, installErrorHandling, MESSAGES, sendError } from './errors.js';
 import { buildOpenApi } from './openapi.js';
@@ -172,6 +173,7 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   registerRecibidosEndpoints(app, heavyCtx, account, gate); // /api/recibidos… (the buyer's side, additive)
   registerReportesEndpoints(app, ctx, account); // /api/reportes/iva (issue 29, additive)
   registerArchivoEndpoints(app, heavyCtx, account, gate); // /api/archivo/exportar (issue 29, additive)
+  registerDocumentosEndpoints(app, ctx, account); // /api/documentos/anular|sustituir|pago|referencias (issue 30, additive)
 
   app.get('/openapi.json', async () => {
     const url = typeof opts.publicUrl === 'function' ? opts.publicUrl() : opts.publicUrl;

@@ -29,6 +29,8 @@ import { KIND_OF_TIPO_DOC } from '../core/lifecycle.js';
 import { codeTable } from '../core/code-table.js';
 import { nextFree } from '../store/numbering.js';
 import { withAutoTipoCambio } from './exchange-rate.js';
+import { insertReferences, type ReferenceRow } from '../store/document-references.js';
+import { referenceRowsOf } from './document-references.js';
 
 export interface SubmitResult {
   clave: string;
@@ -183,7 +185,8 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, sub
         updated_at: now,
         decided_at: null,
       };
-      const documentId = ctx.store.dialect === 'postgres' ? await insertWithSendJobPg(ctx, row, now) : await insertWithSendJob(ctx, row, now);
+      const refs = referenceRowsOf(accountId, doc, totals);
+      const documentId = ctx.store.dialect === 'postgres' ? await insertWithSendJobPg(ctx, row, now, refs) : await insertWithSendJob(ctx, row, now, refs);
       ctx.logger.info({ accountId, clave: doc.clave, kind: doc.kind }, 'document queued');
       return { clave: doc.clave, created: true, documentId: Number(documentId) };
     } catch (e) {
@@ -225,9 +228,10 @@ export function mailRecipients(receptor: string | undefined, adicionales: readon
 }
 
 /** The document row and its 'send' job in one transaction (SQLite; the queue is the jobs table). */
-async function insertWithSendJob(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number): Promise<number> {
+async function insertWithSendJob(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number, refs: ReferenceRow[]): Promise<number> {
   return ctx.store.db.transaction().execute(async (trx) => {
     const inserted = await trx.insertInto('documents').values(row).returning('id').executeTakeFirstOrThrow();
+    await insertReferences(trx, inserted.id, refs);
     await enqueueJob(trx, { type: 'send', document_id: inserted.id, run_at: now }, now);
     return inserted.id;
   });
@@ -238,13 +242,20 @@ async function insertWithSendJob(ctx: ServiceContext, row: Insertable<DocumentsT
  * its own transaction: both or neither, as with insertWithSendJob, in one round trip instead of four
  * (BEGIN, INSERT, add_job, COMMIT). A unique violation fails the whole statement (nothing enqueued).
  */
-async function insertWithSendJobPg(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number): Promise<number> {
-  const r = await ctx.store.db
-    .with('doc', (db) => db.insertInto('documents').values(row).returning('id'))
-    .selectFrom('doc')
-    .select((eb) => ['doc.id', pgAddNewDocumentSendJob(eb.ref('doc.id'), now).as('job_id')])
-    .executeTakeFirstOrThrow();
-  return Number(r.id);
+async function insertWithSendJobPg(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number, refs: ReferenceRow[]): Promise<number> {
+  const insert = async (db: typeof ctx.store.db) =>
+    db
+      .with('doc', (d) => d.insertInto('documents').values(row).returning('id'))
+      .selectFrom('doc')
+      .select((eb) => ['doc.id', pgAddNewDocumentSendJob(eb.ref('doc.id'), now).as('job_id')])
+      .executeTakeFirstOrThrow();
+  if (refs.length === 0) return Number((await insert(ctx.store.db)).id);
+  // A document that references others (issue 30): its references in the same transaction.
+  return ctx.store.db.transaction().execute(async (trx) => {
+    const id = Number((await insert(trx)).id);
+    await insertReferences(trx, id, refs);
+    return id;
+  });
 }
 
 interface Numbering {

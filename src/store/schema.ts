@@ -101,6 +101,20 @@ export interface DocumentNumberingTable {
 }
 
 /** Exchange rates fecr took from Hacienda's indicator API, one per currency and Costa Rica day (migration 0014). */
+/** One InformacionReferencia of a document fecr issued (migration 0015, issue 30). */
+export interface DocumentReferencesTable {
+  document_id: number;
+  /** Its position among the document's references (0-based). */
+  orden: number;
+  account_id: number;
+  /** The referenced document's clave (the reference's Numero). */
+  ref_clave: string;
+  tipo_doc_ir: string;
+  codigo: string | null;
+  /** What the document counts against the referenced one (decimal text), or null. */
+  monto: string | null;
+}
+
 export interface ExchangeRatesTable {
   moneda: string;
   /** YYYY-MM-DD, America/Costa_Rica. */
@@ -298,6 +312,7 @@ export interface Database {
   documents: DocumentsTable;
   document_numbering: DocumentNumberingTable;
   exchange_rates: ExchangeRatesTable;
+  document_references: DocumentReferencesTable;
   jobs: JobsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   queue_workers: QueueWorkersTable;

@@ -1,10 +1,11 @@
 /** Pieces the document verbs share (send, status, download, documents): flags, clave checks, output, exit codes. */
 import type { Ctx } from '../../cli/context.js';
-import { EXIT, UsageError, type ExitCode } from '../../cli/errors.js';
+import { EXIT, UsageError, UserError, type ExitCode } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
 import { safeBlock, safeText } from '../../cli/safe-text.js';
 import { renderTable, type TableOptions } from '../../cli/table.js';
-import type { DocumentStatus, MailStatus } from '../../client/backend.js';
+import type { Backend, DocumentStatus, MailStatus } from '../../client/backend.js';
+import type { CorrectionsApi } from '../../client/corrections.js';
 import { isClave } from '../../core/clave.js';
 import { errorLine, parseDetalleMensaje, type ErrorHacienda } from '../../core/xml/detalle-mensaje.js';
 import { CREDENTIALS_REFUSED, FINAL_STATES } from '../../core/lifecycle.js';
@@ -112,4 +113,10 @@ export function heldLine(issuer: string | undefined, what: { clave: string } | {
   const who = issuer ? `issuer ${issuer}` : 'the issuer';
   const held = 'clave' in what ? `${what.clave} is held, not sent` : `${what.count} document${what.count === 1 ? ' is' : 's are'} held, not sent`;
   return `Hacienda refused the usuarioHacienda/claveHacienda of ${who}: ${held} (credenciales_invalidas), and nothing more is tried until they change; fix them with: fecr emisor update ISSUER.json (the held documents are sent then)`;
+}
+
+/** The backend's annul / replace / payment verbs (issue 30), or a one-line refusal. */
+export function correctionsOf(b: Backend): CorrectionsApi {
+  if (!b.corrections) throw new UserError('this backend cannot annul, replace or record payments (fecr documents annul|replace|payment)');
+  return b.corrections();
 }

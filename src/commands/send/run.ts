@@ -4,7 +4,7 @@ import { EXIT, SilentExit, UsageError } from '../../cli/errors.js';
 import { encodingFlag, readJson, writeLine } from '../../cli/io.js';
 import { info, printJson } from '../../cli/output.js';
 import { safeText } from '../../cli/safe-text.js';
-import type { DocumentStatus } from '../../client/backend.js';
+import type { Backend, DocumentStatus, SubmitOutcome } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
 import { erroresLines, erroresOf, heldLine, issuerOfClave, pendingLine, printDetalle, timeoutMs, verdictExit } from '../documents/shared.js';
 import { CREDENTIALS_REFUSED } from '../../core/lifecycle.js';
@@ -23,18 +23,33 @@ export interface SendFlags {
 }
 
 export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void> {
-  if (!opts.wait && (opts.timeout !== undefined || opts.strict)) throw new UsageError(`${opts.strict ? '--strict' : '--timeout'} needs --wait`);
-  if (opts.quiet && opts.json) throw new UsageError('--quiet prints the clave alone: it cannot be combined with --json');
-  const timeout = timeoutMs(opts.timeout);
+  checkSendFlags(opts);
   // The figures the body leaves out are computed here, for either backend (core/input/complete.ts).
   const body = completedInput(withCc(await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true }), opts.cc));
+  await submitAndReport(ctx, opts, (b) => b.submit(body));
+}
+
+/** The flags of `send` (and of the verbs that send as it does: documents annul, replace, payment) that go together. */
+export function checkSendFlags(opts: SendFlags): void {
+  if (!opts.wait && (opts.timeout !== undefined || opts.strict)) throw new UsageError(`${opts.strict ? '--strict' : '--timeout'} needs --wait`);
+  if (opts.quiet && opts.json) throw new UsageError('--quiet prints the clave alone: it cannot be combined with --json');
+  timeoutMs(opts.timeout);
+}
+
+/**
+ * `fecr send` after the body is read: `submit` signs and queues one document through the backend; then its clave (and
+ * with --wait the verdict) is printed and the exit code set, the same for every verb that sends a document.
+ */
+export async function submitAndReport(ctx: Ctx, opts: SendFlags, submit: (b: Backend) => Promise<SubmitOutcome>): Promise<void> {
+  checkSendFlags(opts);
+  const timeout = timeoutMs(opts.timeout);
   let mode: 'local' | 'remote' = 'local';
   // Local mode: why a document is not sent yet (the cause in words, hacienda/client/describe.ts), without --debug.
   let cause: string | null = null;
   const final = await withBackend(ctx, async (b) => {
     mode = b.mode;
     const unsent = async (s: DocumentStatus) => ((cause = s.estado === 'pendiente' ? ((await b.unsentCause?.(s.clave)) ?? null) : null), s);
-    const { clave, estado, alreadySent, assigned } = await b.submit(body);
+    const { clave, estado, alreadySent, assigned } = await submit(b);
     // From 30 days before the issuer's certificate ends: one warning line (core/sign/cert-expiry.ts).
     printCertificateWarnings(ctx, await certificateWarnings(ctx, b, [issuerOfClave(clave) ?? '']));
     // The same body sent before (same numeroReferencia, same canonical JSON): its clave, nothing new (exit 0).

@@ -6,6 +6,9 @@ import { renderTable } from '../../cli/table.js';
 import { writeLine } from '../../cli/io.js';
 import { startSpinner } from '../documents/spinner.js';
 import { report } from '../send/run.js';
+import type { Backend } from '../../client/backend.js';
+import type { DocumentLinks } from '../../client/corrections.js';
+import { CODIGOS_REFERENCIA } from '../../core/codes.js';
 
 export interface StatusFlags {
   watch?: boolean;
@@ -19,22 +22,28 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
   const timeout = timeoutMs(opts.timeout);
   let mode: 'local' | 'remote' = 'local';
   let cause: string | null = null;
+  let links: DocumentLinks | null = null;
   const s = await withBackend(ctx, async (b) => {
+    // Who references it (notes, replacements, payments: issue 30), and a sale's balance; a service without them says nothing.
+    const linked = async <T>(st: T): Promise<T> => ((links = st ? await linksOf(b, clave) : null), st);
     mode = b.mode;
     const unsent = async (st: Awaited<ReturnType<typeof b.status>>) => ((cause = st?.estado === 'pendiente' ? ((await b.unsentCause?.(clave)) ?? null) : null), st);
-    if (!opts.watch) return unsent(await b.status(clave));
+    if (!opts.watch) return linked(await unsent(await b.status(clave)));
     const first = await b.status(clave);
     if (!first) return null;
     const spinner = startSpinner(ctx, `${clave}: ${first.estado}`);
     try {
-      return unsent(await b.waitForVerdict(clave, { timeoutMs: timeout, onProgress: (st) => spinner.text(`${clave}: ${st.estado}`) }));
+      return linked(await unsent(await b.waitForVerdict(clave, { timeoutMs: timeout, onProgress: (st) => spinner.text(`${clave}: ${st.estado}`) })));
     } finally {
       spinner.stop();
     }
   });
   if (!s) throw new UserError(`no document with clave ${clave}`);
   const errores = erroresOf(s);
-  await report(ctx, s, {
+  const l = links as DocumentLinks | null;
+  // Only when something references it: a comprobante nothing references shows as it always did.
+  const shown = l && l.referenciadoPor.length > 0 ? { referenciadoPor: l.referenciadoPor, ...(l.saldo !== undefined ? { saldo: l.saldo, saldoPendiente: l.saldoPendiente } : {}) } : {};
+  await report(ctx, { ...s, ...shown }, {
     json: opts.json,
     mode,
     cause,
@@ -46,6 +55,26 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
       else printDetalle(ctx, st);
       const mail = mailLine(st.correo);
       if (mail) writeLine(ctx.io.stdout, mail);
+      if (l) printLinks(ctx, l);
     },
   });
+}
+
+/** The documents that reference this one (issue 30), then a sale's balance when anything references it. */
+function printLinks(ctx: Ctx, l: DocumentLinks): void {
+  if (l.referenciadoPor.length === 0) return;
+  const rows = l.referenciadoPor.map((r) => [r.tipo, r.clave, r.estado, r.codigoReferencia ? `${r.codigoReferencia} ${CODIGOS_REFERENCIA[r.codigoReferencia] ?? ''}`.trim() : '', r.monto ?? '']);
+  writeLine(ctx.io.stdout, `\nreferenced by:\n${renderTable(ctx, ['tipo', 'clave', 'estado', 'codigoReferencia', 'monto'], rows)}`);
+  if (l.saldo === undefined) return;
+  const pending = l.saldoPendiente !== undefined && l.saldoPendiente !== l.saldo ? ` (${l.saldoPendiente} counting the documents Hacienda has not decided on yet)` : '';
+  writeLine(ctx.io.stdout, `saldo: ${l.saldo}${l.moneda ? ` ${l.moneda}` : ''}${pending}`);
+}
+
+/** The documents that reference `clave` and its balance; null when the backend cannot say (the status stands alone). */
+async function linksOf(b: Backend, clave: string): Promise<DocumentLinks | null> {
+  try {
+    return b.corrections ? await b.corrections().links(clave) : null;
+  } catch {
+    return null;
+  }
 }

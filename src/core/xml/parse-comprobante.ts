@@ -18,6 +18,7 @@ export interface ParsedExoneracion {
   articulo?: string;
   inciso?: string;
   nombreInstitucion: string;
+  nombreInstitucionOtros?: string;
   fechaEmision: string;
   tarifaExonerada: string;
   montoExoneracion: string;
@@ -67,6 +68,9 @@ export interface ParsedLinea {
 
 export interface ParsedOtroCargo {
   tipoDocumento: string;
+  tipoDocumentoOtros?: string;
+  identificacionTercero?: ParsedIdentificacion;
+  nombreTercero?: string;
   detalle: string;
   porcentaje?: string;
   montoCargo: string;
@@ -118,6 +122,14 @@ export interface ParsedReferencia {
   razon?: string;
 }
 
+export interface ParsedUbicacion {
+  provincia: string;
+  canton: string;
+  distrito: string;
+  barrio?: string;
+  otrasSenas?: string;
+}
+
 export interface ParsedComprobante {
   kind: DocumentKind;
   rootName: string;
@@ -134,8 +146,17 @@ export interface ParsedComprobante {
     ubicacion?: { provincia: string; canton: string; distrito: string };
     correoElectronico: string[];
   };
-  receptor?: { nombre: string; identificacion?: ParsedIdentificacion; correoElectronico?: string };
+  receptor?: {
+    nombre: string;
+    identificacion?: ParsedIdentificacion;
+    correoElectronico?: string;
+    nombreComercial?: string;
+    ubicacion?: ParsedUbicacion;
+    otrasSenasExtranjero?: string;
+    telefono?: { codigoPais: string; numTelefono: string };
+  };
   condicionVenta: string;
+  condicionVentaOtros?: string;
   plazoCredito?: string;
   lineas: ParsedLinea[];
   otrosCargos: ParsedOtroCargo[];
@@ -148,6 +169,14 @@ export interface ParsedComprobante {
 
 function identificacion(r: Reader | undefined): ParsedIdentificacion | undefined {
   return r && { tipo: r.req('Tipo'), numero: r.req('Numero') };
+}
+
+function ubicacionOf(u: Reader | undefined): ParsedUbicacion | undefined {
+  return u && { provincia: u.req('Provincia'), canton: u.req('Canton'), distrito: u.req('Distrito'), barrio: u.opt('Barrio'), otrasSenas: u.opt('OtrasSenas') };
+}
+
+function telefonoOf(t: Reader | undefined): { codigoPais: string; numTelefono: string } | undefined {
+  return t && { codigoPais: t.req('CodigoPais'), numTelefono: t.req('NumTelefono') };
 }
 
 function impuesto(r: Reader): ParsedImpuesto {
@@ -167,6 +196,7 @@ function impuesto(r: Reader): ParsedImpuesto {
       articulo: x.opt('Articulo'),
       inciso: x.opt('Inciso'),
       nombreInstitucion: x.req('NombreInstitucion'),
+      nombreInstitucionOtros: x.opt('NombreInstitucionOtros'),
       fechaEmision: x.req('FechaEmisionEX'),
       tarifaExonerada: x.req('TarifaExonerada'),
       montoExoneracion: x.req('MontoExoneracion'),
@@ -298,12 +328,20 @@ function comprobanteFrom(raw: RawDocument): ParsedComprobante {
       nombre: receptor.req('Nombre'),
       identificacion: identificacion(receptor.child('Identificacion')),
       correoElectronico: receptor.opt('CorreoElectronico'),
+      nombreComercial: receptor.opt('NombreComercial'),
+      ubicacion: ubicacionOf(receptor.child('Ubicacion')),
+      otrasSenasExtranjero: receptor.opt('OtrasSenasExtranjero'),
+      telefono: telefonoOf(receptor.child('Telefono')),
     },
     condicionVenta: r.req('CondicionVenta'),
+    condicionVentaOtros: r.opt('CondicionVentaOtros'),
     plazoCredito: r.opt('PlazoCredito'),
     lineas: detalle ? detalle.all('LineaDetalle').map(linea) : [],
     otrosCargos: r.all('OtrosCargos').map((o) => ({
       tipoDocumento: o.req('TipoDocumentoOC'),
+      tipoDocumentoOtros: o.opt('TipoDocumentoOTROS'),
+      identificacionTercero: identificacion(o.child('IdentificacionTercero')),
+      nombreTercero: o.opt('NombreTercero'),
       detalle: o.req('Detalle'),
       porcentaje: o.opt('PorcentajeOC'),
       montoCargo: o.req('MontoCargo'),

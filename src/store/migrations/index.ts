@@ -13,6 +13,7 @@ import { issuerCredentialsRefused } from './0011-issuer-credentials-refused.js';
 import { recibidosRespuestas } from './0012-recibidos-respuestas.js';
 import { documentNumbering } from './0013-document-numbering.js';
 import { exchangeRates } from './0014-exchange-rates.js';
+import { documentReferences } from './0015-document-references.js';
 import { jobsByDocument } from './0018-jobs-by-document.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012-recibidos-respuestas': recibidosRespuestas,
   '0013-document-numbering': documentNumbering,
   '0014-exchange-rates': exchangeRates,
+  '0015-document-references': documentReferences,
   '0018-jobs-by-document': jobsByDocument,
 };
 
