@@ -4,6 +4,7 @@ import type { Ctx } from '../../cli/context.js';
 import { ENCODING_HELP } from '../../cli/io.js';
 import type { RecordFlags } from './record.js';
 import type { ReplaceFlags } from './replace.js';
+import type { SendFlags } from './send.js';
 import type { StatusFlags } from './status.js';
 
 export function defineContingencyCommands(program: Command, ctx: Ctx): void {
@@ -36,6 +37,11 @@ export function defineContingencyCommands(program: Command, ctx: Ctx): void {
     .option('--encoding <name>', ENCODING_HELP)
     .option('--json', 'print as JSON')
     .action(async (id: string, body: string, opts: ReplaceFlags) => (await import('./replace.js')).run(ctx, id, body, opts));
+  c.command('send')
+    .description('Hacienda answers again: send what the outage left queued now and wait for each verdict (exit 0 all aceptado, 3 rechazado, 8 still pending)')
+    .option('--timeout <seconds>', 'how long to wait for each verdict (default 60)')
+    .option('--json', 'print as JSON')
+    .action(async (opts: SendFlags) => (await import('./send.js')).run(ctx, opts));
   c.command('status')
     .description('what is still owed, oldest first and since when: provisional comprobantes not replaced, contingency documents not accepted')
     .option('--json', 'print as JSON')
