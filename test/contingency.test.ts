@@ -49,6 +49,7 @@ afterAll(async () => {
 
 describe('Hacienda unreachable, contingencia auto, then back (local mode, a real emulator on the same port)', () => {
   const claves: string[] = [];
+  const batchClaves: string[] = [];
 
   it('5 sends while nothing answers: situación 3 in each clave, queued, listed as owed', async () => {
     for (let i = 1; i <= 5; i++) {
@@ -63,6 +64,14 @@ describe('Hacienda unreachable, contingencia auto, then back (local mode, a real
       expect(r.stderr).toContain(`connection refused by 127.0.0.1:${port}`);
       claves.push(clave);
     }
+    // A batch too: the reachability answer is kept for 10 s, each row signed in situación 3.
+    writeFileSync(join(dir, 'offline.jsonl'), [201, 202].map((n) => JSON.stringify({ ...validInvoice(), numeroReferencia: n })).join('\n') + '\n');
+    const batch = await fecr(['batch', 'offline.jsonl']);
+    expect(batch.code, batch.stderr).toBe(0);
+    expect(batch.stderr.match(/signed in situación 3/g)).toHaveLength(1);
+    const rows = readFileSync(join(dir, 'offline.jsonl.results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { clave: string });
+    expect(rows.map((x) => x.clave.charAt(41))).toEqual(['3', '3']);
+    batchClaves.push(...rows.map((x) => x.clave));
     // The same body again is the same document (the situación auto chose is not part of its identity).
     const again = await fecr(['send', 'b1.json']);
     expect(again.code, again.stderr).toBe(0);
@@ -75,7 +84,7 @@ describe('Hacienda unreachable, contingencia auto, then back (local mode, a real
     expect(owed.code, owed.stderr).toBe(0);
     const j = JSON.parse(owed.stdout) as { plazoHoras: number; documentos: { clave: string; situacion: string; estado: string }[]; provisionales: unknown[] };
     expect(j.plazoHoras).toBe(48);
-    expect(j.documentos.map((d) => [d.clave, d.situacion, d.estado])).toEqual(claves.map((c) => [c, '3', 'pendiente']));
+    expect(j.documentos.map((d) => [d.clave, d.situacion, d.estado])).toEqual([...claves, ...batchClaves].map((c) => [c, '3', 'pendiente']));
     expect(j.provisionales).toEqual([]);
   }, 120_000);
 
@@ -114,18 +123,19 @@ describe('Hacienda unreachable, contingencia auto, then back (local mode, a real
     expect(warnings[0]).toMatch(/^warning: provisional \d+ \(P-0001\) owed since .*: passed 2\d(\.\d)? h ago of the 48 h term/);
   }, 60_000);
 
-  it('Hacienda back: fecr contingency send takes all 5 to aceptado, each received once', async () => {
+  it('Hacienda back: fecr contingency send takes all 5 (and the batch of 2) to aceptado, each received once', async () => {
     served = await spawnFecr<{ url: string }>(['hacienda', 'serve', '--port', String(port), '--delay', '50'], { env: { HOME: join(dir, 'serve-home') } });
     expect(served.ready.url).toBe(`http://127.0.0.1:${port}`);
     const r = await fecr(['contingency', 'send', '--timeout', '60', '--json']);
     expect(r.code, r.stderr).toBe(0);
-    expect((JSON.parse(r.stdout) as { clave: string; estado: string }[]).sort((a, b) => a.clave.localeCompare(b.clave))).toEqual(claves.map((clave) => ({ clave, estado: 'aceptado' })));
-    expect(r.stderr).toContain('5 sent or followed: 5 aceptado, 0 rechazado, 0 error, 0 not decided yet');
+    const all = [...claves, ...batchClaves].sort();
+    expect((JSON.parse(r.stdout) as { clave: string; estado: string }[]).sort((a, b) => a.clave.localeCompare(b.clave))).toEqual(all.map((clave) => ({ clave, estado: 'aceptado' })));
+    expect(r.stderr).toContain('7 sent or followed: 7 aceptado, 0 rechazado, 0 error, 0 not decided yet');
     // The body sent again now (Hacienda answering, so situación 1 would be chosen) is still that document.
     const again = await fecr(['send', 'b2.json']);
     expect(again.stdout.trim()).toBe(claves[1]);
     const recs = ((await getJson(`${served.ready.url}/_emulator/receptions`)).body as { receptions: { clave: string; acceptedPosts: number; duplicatePosts: number }[] }).receptions;
-    expect(recs.map((x) => [x.clave, x.acceptedPosts, x.duplicatePosts]).sort()).toEqual(claves.map((c) => [c, 1, 0]).sort());
+    expect(recs.map((x) => [x.clave, x.acceptedPosts, x.duplicatePosts]).sort()).toEqual(all.map((c) => [c, 1, 0]));
   }, 120_000);
 
   it('each provisional comprobante replaced: situación 2, CodigoReferencia 05 / TipoDocIR 08, aceptado, XSD-valid; nothing owed then', async () => {
@@ -175,7 +185,7 @@ describe('Hacienda unreachable, contingencia auto, then back (local mode, a real
     expect(end.stdout.trim()).toBe('nothing owed: every provisional comprobante is replaced and every contingency document accepted');
     expect(end.stderr).toBe('');
     const recs = ((await getJson(`${served!.ready.url}/_emulator/receptions`)).body as { receptions: { acceptedPosts: number; duplicatePosts: number }[] }).receptions;
-    expect(recs).toHaveLength(7);
+    expect(recs).toHaveLength(9);
     for (const x of recs) expect([x.acceptedPosts, x.duplicatePosts]).toEqual([1, 0]);
   }, 120_000);
 
