@@ -5,7 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
+import { RemoteContingency } from '../src/client/contingency-backends.js';
 import { resolveEndpoints } from '../src/hacienda/index.js';
+import { buildApiApp } from '../src/server/api-app.js';
 import { contingencyOwed, getProvisional, haciendaReachable, markReplaced, recordProvisionals } from '../src/service/contingency.js';
 import type { ServiceContext } from '../src/service/context.js';
 import { submitDocument } from '../src/service/documents.js';
@@ -22,7 +24,7 @@ afterAll(async () => {
   for (const c of closers) await c();
 });
 
-async function context(dialect: TestDialect): Promise<{ ctx: ServiceContext; account: number }> {
+async function context(dialect: TestDialect, bases: string[] = ['local']): Promise<{ ctx: ServiceContext; account: number }> {
   const store = await openTestStore({ file: `${tempDir('fecr-contingency-svc-')}/fecr.db`, dialect });
   closers.push(() => store.close());
   const ctx: ServiceContext = {
@@ -34,13 +36,17 @@ async function context(dialect: TestDialect): Promise<{ ctx: ServiceContext; acc
     hacienda: { environment: 'local', endpoints: resolveEndpoints('local', { baseUrl: 'http://127.0.0.1:9' }) },
   };
   const now = Date.now();
-  const { id } = await store.db
-    .insertInto('accounts')
-    .values({ base: 'local', password_hash: 'x', disabled: 0, webhook_url: null, webhook_secret_enc: null, created_at: now, updated_at: now })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await registerIssuer(ctx, id, makeTestIssuer().issuer);
-  return { ctx, account: id };
+  const ids: number[] = [];
+  for (const base of bases) {
+    const { id } = await store.db
+      .insertInto('accounts')
+      .values({ base, password_hash: 'x', disabled: 0, webhook_url: null, webhook_secret_enc: null, created_at: now, updated_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    ids.push(id);
+  }
+  await registerIssuer(ctx, ids[0]!, makeTestIssuer().issuer);
+  return { ctx, account: ids[0]! };
 }
 
 const dialects: TestDialect[] = [...new Set<TestDialect>([TEST_STORE, ...(PG_AVAILABLE ? (['postgres'] as const) : [])])];
@@ -94,4 +100,42 @@ describe('haciendaReachable', () => {
     const r = await haciendaReachable(ctx, 1_000);
     expect(r).toEqual({ ok: false, cause: 'connection refused by 127.0.0.1:9 (nothing listens there)' });
   });
+});
+
+describe('/api/contingencia/… (the hosted end: RemoteContingency over the client API)', () => {
+  it('the same use cases through HTTP; another account sees none of it; bad input a 400 naming the field, an unknown id a 404; in /openapi.json', async () => {
+    const { ctx, account } = await context(TEST_STORE, ['local', 'otra']);
+    const app = buildApiApp(ctx, { authenticate: async (h) => ({ base: h === 'Bearer otra' ? 'otra' : 'local' }) });
+    const post = (url: string, payload: unknown, token = 'x') => app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+    try {
+      const remote = new RemoteContingency(async <T,>(path: string, body: unknown) => {
+        const res = await post(path, body);
+        expect(res.statusCode, res.body).toBe(200);
+        return res.json() as T;
+      });
+      const [p] = await remote.record([{ numero: 'P-9', fechaEmision: '2026-10-14T09:30:00-06:00', emisor: '3101123456', totalComprobante: '100' }]);
+      expect(p).toMatchObject({ created: true, provisional: { numero: 'P-9', totalComprobante: '100.00000', kind: 'FE', reemplazo: null } });
+      const doc = await submitDocument(ctx, account, { ...validInvoice(), numeroReferencia: 77, situacion: '2' });
+      expect((await remote.markReplaced(p!.provisional.id, doc.clave)).reemplazo).toEqual({ clave: doc.clave, estado: 'pendiente' });
+      expect(await remote.owed()).toEqual(await contingencyOwed(ctx, account));
+      expect(await remote.provisional(p!.provisional.id)).toEqual(await getProvisional(ctx, account, p!.provisional.id));
+      // Another account: nothing of it.
+      expect((await post('/api/contingencia/pendientes', {}, 'otra')).json().data).toEqual({ provisionales: [], documentos: [] });
+      expect((await post('/api/contingencia/provisional', { id: p!.provisional.id }, 'otra')).statusCode).toBe(404);
+      for (const [url, body, field] of [
+        ['/api/contingencia/registrar', { provisionales: [{ numero: 'P-10', fechaEmision: 'ayer', emisor: '3101123456', totalComprobante: '1' }] }, '[0].fechaEmision'],
+        ['/api/contingencia/registrar', {}, 'provisionales'],
+        ['/api/contingencia/reemplazo', { id: p!.provisional.id, clave: 'corta' }, 'clave'],
+        ['/api/contingencia/provisional', { id: 'uno' }, 'id'],
+      ] as const) {
+        const r = await post(url, body);
+        expect([url, r.statusCode]).toEqual([url, 400]);
+        expect(JSON.stringify(r.json())).toContain(field);
+      }
+      const spec = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, unknown> };
+      for (const path of ['registrar', 'provisional', 'reemplazo', 'pendientes']) expect(spec.paths[`/api/contingencia/${path}`], path).toBeDefined();
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
 });

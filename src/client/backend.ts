@@ -161,7 +161,7 @@ export interface Backend {
   recibidos?(): import('./recibidos.js').RecibidosApi;
   /** The accountant's reports (`fecr report iva`, issue 29). */
   reports?(): import('./reports.js').ReportsApi;
-  /** Local mode: provisional comprobantes of an outage and what is owed (`fecr contingency`, issue 30). */
+  /** Provisional comprobantes of an outage and what is owed (`fecr contingency`, issue 30). */
   contingency?(): import('./contingency.js').ContingencyApi;
   close(): Promise<void>;
 }

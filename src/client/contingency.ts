@@ -1,15 +1,14 @@
 /**
  * Contingency (issue 30), what a CLI verb asks of a backend: the types only (as client/recibidos.ts and reports.ts);
- * the local end is client/contingency-local.ts. A hosted service has no contingency routes yet: `Backend.contingency`
- * is absent in remote mode.
+ * its local and remote ends are in client/contingency-backends.ts.
  */
 import type { ContingencyOwed, ProvisionalView } from '../service/contingency.js';
 
 export type { ContingencyDocument, ContingencyOwed, ProvisionalView } from '../service/contingency.js';
 
 export interface ContingencyApi {
-  /** Whether Hacienda's reception answers now (one GET, this timeout); the cause in words when not. */
-  reachable(timeoutMs: number): Promise<{ ok: true } | { ok: false; cause: string }>;
+  /** Local mode: whether Hacienda's reception answers now (one GET, this timeout); the cause in words when not. */
+  reachable?(timeoutMs: number): Promise<{ ok: true } | { ok: false; cause: string }>;
   /** Records provisional comprobantes (one object or a list); the same record again is returned with created false. */
   record(input: unknown): Promise<{ provisional: ProvisionalView; created: boolean }[]>;
   provisional(id: number): Promise<ProvisionalView>;

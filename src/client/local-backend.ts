@@ -32,7 +32,7 @@ import {
 } from './backend.js';
 import { documentStatusFromRow } from '../service/document-status.js';
 import { LocalRecibidos } from './recibidos-local.js';
-import { LocalContingency } from './contingency-local.js';
+import { LocalContingency } from './contingency-backends.js';
 import { inEnglish, LocalNumbering } from './numbering-local.js';
 import { isClave } from '../core/clave.js';
 import { DOCUMENT_STATES, FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';

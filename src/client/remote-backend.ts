@@ -24,6 +24,7 @@ import {
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
 import { RemoteRecibidos } from './recibidos.js';
 import { RemoteReports } from './reports-backends.js';
+import { RemoteContingency } from './contingency-backends.js';
 import { FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';
 
 /** The one line shown for a token past its own expiry (`exp`) that the service no longer accepts. */
@@ -216,6 +217,7 @@ export class RemoteBackend implements Backend {
   reports(): RemoteReports {
     return new RemoteReports(<T>(path: string, body: unknown) => this.call<T>(path, body));
   }
+  contingency = (): RemoteContingency => new RemoteContingency(<T>(path: string, body: unknown) => this.call<T>(path, body)); // /api/contingencia/… (issue 30)
 
   async registerIssuer(record: unknown): Promise<void> {
     await this.call('/api/enviar/emisor', record);

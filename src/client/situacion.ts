@@ -28,10 +28,11 @@ export interface SituacionChoice {
 export function withSituacion(b: Backend, choice: SituacionChoice, now: () => number = Date.now): Backend {
   const fixed = choice.situacion;
   const api = choice.auto ? b.contingency?.() : undefined;
-  if (!fixed && !api) return b;
+  const probe = api?.reachable?.bind(api);
+  if (!fixed && !probe) return b;
   let probed: { at: number; result: Promise<{ ok: true } | { ok: false; cause: string }> } | undefined;
   const reachable = () => {
-    if (!probed || now() - probed.at > AUTO_CACHE_MS) probed = { at: now(), result: api!.reachable(AUTO_PROBE_MS) };
+    if (!probed || now() - probed.at > AUTO_CACHE_MS) probed = { at: now(), result: probe!(AUTO_PROBE_MS) };
     return probed.result;
   };
   const submit = async (body: unknown, opts: SubmitOptions = {}) => {

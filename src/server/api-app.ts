@@ -17,6 +17,7 @@ import { AccountGate, type AccountGateOptions } from './account-gate.js';
 import { registerExtraEndpoints } from './api-extra.js';
 import { registerRecibidosEndpoints } from './api-recibidos.js';
 import { registerReportesEndpoints } from './api-reportes.js';
+import { registerContingenciaEndpoints } from './api-contingencia.js';
 import { CabysBody, ExoneracionBody, FileBody, findingsFromZod, IssuerLookupBody, TaxpayerBody } from './api-schemas.js';
 import { BODY_LIMIT, ERROR_CODES, HttpError, installErrorHandling, MESSAGES, sendError } from './errors.js';
 import { buildOpenApi } from './openapi.js';
@@ -170,6 +171,7 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   registerExtraEndpoints(app, ctx, account); // /api/consultar/estado, /api/consultar/documentos (additive)
   registerRecibidosEndpoints(app, heavyCtx, account, gate); // /api/recibidos… (the buyer's side, additive)
   registerReportesEndpoints(app, ctx, account); // /api/reportes/iva (issue 29, additive)
+  registerContingenciaEndpoints(app, ctx, account); // /api/contingencia/… (issue 30, additive)
 
   app.get('/openapi.json', async () => {
     const url = typeof opts.publicUrl === 'function' ? opts.publicUrl() : opts.publicUrl;

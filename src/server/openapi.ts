@@ -12,6 +12,7 @@ import { DocumentBody, IssuerRecord, RepLineaInput } from '../core/input/schema.
 import { EmailBody, IssuersBody, ListBody, STATES, StatusBody, WebhookBody } from './api-extra.js';
 import { RECIBIDOS_ENDPOINTS, RECIBIDOS_SCHEMAS } from './api-recibidos.js';
 import { REPORTES_ENDPOINTS, REPORTES_SCHEMAS } from './api-reportes.js';
+import { CONTINGENCIA_ENDPOINTS, CONTINGENCIA_SCHEMAS } from './api-contingencia.js';
 import {
   CabysBody,
   CabysEntrySchema,
@@ -129,6 +130,8 @@ const ENDPOINTS: Endpoint[] = [
   ...RECIBIDOS_ENDPOINTS,
   // The accountant's reports (src/server/api-reportes.ts).
   ...REPORTES_ENDPOINTS,
+  // Contingency (src/server/api-contingencia.ts).
+  ...CONTINGENCIA_ENDPOINTS,
 ];
 
 /** What /api/consultar/emisores returns per issuer (src/client/backend.ts IssuerDetails): no secret field exists. */
@@ -278,6 +281,7 @@ function build(version: string): JsonSchema {
     EmailBody: schema(EmailBody, 'input'),
     MailStatusResponse: schema(dataResponse(MailStatusSchema), 'output'),
     ...Object.fromEntries(Object.entries(REPORTES_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, k.endsWith('Body') ? schema(v, 'input') : schema(dataResponse(v), 'output')])),
+    ...Object.fromEntries(Object.entries(CONTINGENCIA_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, k.endsWith('Body') ? schema(v, 'input') : schema(dataResponse(v), 'output')])),
     ...Object.fromEntries(Object.entries(RECIBIDOS_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, k.endsWith('Body') ? schema(v, 'input') : schema(dataResponse(v), 'output')])),
   };
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

@@ -9,9 +9,9 @@ import { activeProfile } from '../../client/select.js';
 import { situacionFlag, withSituacion } from '../../client/situacion.js';
 import { PLAZO_HORAS_DEFAULT } from '../../core/contingency.js';
 
-/** The backend's contingency side (remote mode has none yet: an error naming it, not a crash). */
+/** The backend's contingency side (a backend without one: an error, not a crash). */
 export function contingencyOf(b: Backend): ContingencyApi {
-  if (!b.contingency) throw new UserError('fecr contingency needs a local profile: a hosted service has no contingency routes yet');
+  if (!b.contingency) throw new UserError('this backend has no contingency side (fecr contingency)');
   return b.contingency();
 }
 

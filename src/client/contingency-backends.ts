@@ -1,4 +1,7 @@
-/** The contingency use cases (service/contingency.ts) in this process, on the profile's data dir (local mode). */
+/**
+ * The contingency API's two ends (client/contingency.ts): the use cases (service/contingency.ts) in this process on the
+ * profile's data dir, or the hosted service's routes (server/api-contingencia.ts).
+ */
 import type { ServiceContext } from '../service/context.js';
 import type { LocalRun } from '../service/local-run.js';
 import type { ContingencyApi, ContingencyOwed, ProvisionalView } from './contingency.js';
@@ -35,5 +38,28 @@ export class LocalContingency implements ContingencyApi {
   async owed(): Promise<ContingencyOwed> {
     const [{ contingencyOwed }, id] = await Promise.all([import('../service/contingency.js'), this.accountId()]);
     return mapped(() => contingencyOwed(this.svc, id));
+  }
+}
+
+type Call = <T>(path: string, body: unknown) => Promise<T>;
+
+/** A hosted service: its routes. No reachability check: the hosted service signs, and has no `contingencia auto`. */
+export class RemoteContingency implements ContingencyApi {
+  constructor(private readonly call: Call) {}
+
+  async record(input: unknown): Promise<{ provisional: ProvisionalView; created: boolean }[]> {
+    return (await this.call<{ data: { provisional: ProvisionalView; created: boolean }[] }>('/api/contingencia/registrar', { provisionales: input })).data;
+  }
+
+  async provisional(id: number): Promise<ProvisionalView> {
+    return (await this.call<{ data: ProvisionalView }>('/api/contingencia/provisional', { id })).data;
+  }
+
+  async markReplaced(id: number, clave: string): Promise<ProvisionalView> {
+    return (await this.call<{ data: ProvisionalView }>('/api/contingencia/reemplazo', { id, clave })).data;
+  }
+
+  async owed(): Promise<ContingencyOwed> {
+    return (await this.call<{ data: ContingencyOwed }>('/api/contingencia/pendientes', {})).data;
   }
 }
