@@ -211,6 +211,45 @@ describe('Hacienda unreachable, contingencia auto, then back (local mode, a real
   }, 120_000);
 });
 
+describe('a remote profile (a real fecr serve): the same verbs over /api/contingencia/…', () => {
+  let serve: Spawned<{ authUrl: string; baseUrl: string }> | undefined;
+  const hosted = (args: string[], stdin?: string) => runCli([...args, '--profile', 'hosted'], { env, cwd: dir, ...(stdin !== undefined ? { stdin } : {}) });
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  it('record, status, replace (situación 2, 05/08) aceptado, --situacion 3 aceptado, nothing owed', async () => {
+    const serverEnv = { HOME: join(dir, 'server-home'), FECR_DATA_DIR: join(dir, 'server-data'), FECR_NO_KEYCHAIN: '1' };
+    const acct = await runCli(['accounts', 'create', 'acme', '--password-stdin'], { env: serverEnv, stdin: 'clave-remota-2026\n' });
+    expect(acct.code, acct.stderr).toBe(0);
+    serve = await spawnFecr(['serve', '--data-dir', serverEnv.FECR_DATA_DIR, '--emulator-delay', '50'], { env: serverEnv });
+    expect((await hosted(['config', 'set', 'mode=remote', `authUrl=${serve.ready.authUrl}`, `baseUrl=${serve.ready.baseUrl}`])).code).toBe(0);
+    const login = await hosted(['login', '--base', 'acme', '--password-stdin'], 'clave-remota-2026\n');
+    expect(login.code, login.stderr).toBe(0);
+    expect((await hosted(['emisor', 'register', 'issuer.json'])).code).toBe(0);
+    const rec = await hosted(['contingency', 'record', '--numero', 'R-1', '--fecha', new Date().toISOString(), '--emisor', '3101123456', '--total', '105939.195']);
+    expect(rec.code, rec.stderr).toBe(0);
+    const id = rec.stdout.trim();
+    const owed = JSON.parse((await hosted(['contingency', 'status', '--json'])).stdout) as { provisionales: { numero: string }[] };
+    expect(owed.provisionales.map((p) => p.numero)).toEqual(['R-1']);
+    writeFileSync(join(dir, 'remote-fe.json'), JSON.stringify({ ...validInvoice(), numeroReferencia: 301 }));
+    const r = await hosted(['contingency', 'replace', id, 'remote-fe.json', '--wait', '--timeout', '60']);
+    expect(r.code, r.stderr).toBe(0);
+    const [clave, estado] = r.stdout.trim().split('\n');
+    expect([clave!.charAt(41), estado]).toEqual(['2', 'aceptado']);
+    // The same number again in another situación is another body: refused, naming the number (never a second document).
+    const s = await hosted(['send', 'remote-fe.json', '--situacion', '3', '--wait']);
+    expect(s.code).toBe(1);
+    expect(s.stderr).toContain('numeroReferencia');
+    writeFileSync(join(dir, 'remote-fe-2.json'), JSON.stringify({ ...validInvoice(), numeroReferencia: 302 }));
+    const three = await hosted(['send', 'remote-fe-2.json', '--situacion', '3', '--wait']);
+    expect(three.code, three.stderr).toBe(0);
+    expect(three.stdout.trim().split('\n')[0]!.charAt(41)).toBe('3');
+    const end = await hosted(['contingency', 'status']);
+    expect(end.stdout.trim()).toBe('nothing owed: every provisional comprobante is replaced and every contingency document accepted');
+  }, 120_000);
+});
+
 describe('core/contingency.ts', () => {
   const p: Provisional = { numero: 'P-7', fechaEmision: '2026-10-14T09:30:00-06:00', emisor: '3101123456', receptor: null, totalComprobante: '100.00000', codigoMoneda: 'CRC', kind: 'FE' };
 
