@@ -36,7 +36,7 @@ const Provisional = z
     totalComprobante: z.string(),
     codigoMoneda: z.string(),
     kind: z.string(),
-    recordedAt: z.number(),
+    recordedAt: z.string(),
     reemplazo: z.object({ clave: z.string(), estado: z.string().nullable() }).nullable(),
   })
   .loose();
@@ -51,7 +51,7 @@ export const CONTINGENCIA_SCHEMAS: Record<string, z.ZodType> = codeTable({
   ProvisionalResponse: Provisional,
   PendientesResponse: z.object({
     provisionales: z.array(Provisional),
-    documentos: z.array(z.object({ clave: z.string(), kind: z.string(), estado: z.string(), situacion: z.string(), numeroReferencia: z.number(), totalComprobante: z.string(), moneda: z.string(), createdAt: z.number() }).loose()),
+    documentos: z.array(z.object({ clave: z.string(), kind: z.string(), estado: z.string(), situacion: z.string(), numeroReferencia: z.number(), totalComprobante: z.string(), moneda: z.string(), createdAt: z.string() }).loose()),
   }),
 });
 

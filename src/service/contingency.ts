@@ -26,7 +26,8 @@ import { ServiceError } from './service-error.js';
 /** A provisional comprobante as the client sees it. */
 export interface ProvisionalView extends Provisional {
   id: number;
-  recordedAt: number;
+  /** ISO 8601 instant it was recorded. */
+  recordedAt: string;
   /** The clave of the electronic document that replaces it, and that document's state (null: not replaced yet). */
   reemplazo: { clave: string; estado: DocumentState | null } | null;
 }
@@ -40,7 +41,8 @@ export interface ContingencyDocument {
   numeroReferencia: number;
   totalComprobante: string;
   moneda: string;
-  createdAt: number;
+  /** ISO 8601 instant it was signed. */
+  createdAt: string;
 }
 
 export interface ContingencyOwed {
@@ -57,7 +59,7 @@ const viewOf = (r: ProvisionalRow & { replacement_state?: DocumentState | null }
   totalComprobante: r.total_comprobante,
   codigoMoneda: r.moneda,
   kind: r.kind as Provisional['kind'],
-  recordedAt: r.recorded_at,
+  recordedAt: new Date(r.recorded_at).toISOString(),
   reemplazo: r.replaced_by === null ? null : { clave: r.replaced_by, estado: r.replacement_state ?? null },
 });
 
@@ -153,7 +155,7 @@ export async function contingencyOwed(ctx: ServiceContext, accountId: number): P
       numeroReferencia: d.numero_referencia,
       totalComprobante: d.total_comprobante,
       moneda: d.moneda,
-      createdAt: d.created_at,
+      createdAt: new Date(d.created_at).toISOString(),
     }));
   return { provisionales, documentos };
 }

@@ -10,7 +10,7 @@ import { printJson } from '../../cli/output.js';
 import { safeText } from '../../cli/safe-text.js';
 import { checkTableFlags, renderTable } from '../../cli/table.js';
 import { SITUACIONES, urgencyOf, type Situacion } from '../../core/contingency.js';
-import { formatCr } from '../../core/dates.js';
+import { formatCr, parseIsoDateTime } from '../../core/dates.js';
 import { withBackend } from '../backend.js';
 import { contingencyOf, contingencySettings } from './shared.js';
 
@@ -41,7 +41,7 @@ export async function run(ctx: Ctx, f: StatusFlags): Promise<void> {
       kind: p.kind,
       estado: p.reemplazo ? `${p.reemplazo.estado ?? '?'} ${p.reemplazo.clave}` : 'not replaced',
       desde: p.fechaEmision,
-      sinceMs: Date.parse(p.fechaEmision) || p.recordedAt,
+      sinceMs: parseIsoDateTime(p.fechaEmision)?.getTime() ?? Date.parse(p.recordedAt),
       total: `${p.totalComprobante} ${p.codigoMoneda}`,
     })),
     ...owed.documentos.map((d) => ({
@@ -50,7 +50,7 @@ export async function run(ctx: Ctx, f: StatusFlags): Promise<void> {
       kind: `${d.kind} (situación ${d.situacion} ${SITUACIONES[d.situacion as Situacion] ?? ''})`.replace(' )', ')'),
       estado: d.estado,
       desde: formatCr(new Date(d.createdAt)),
-      sinceMs: d.createdAt,
+      sinceMs: Date.parse(d.createdAt),
       total: `${d.totalComprobante} ${d.moneda}`,
     })),
   ].sort((a, b) => a.sinceMs - b.sinceMs);
