@@ -255,7 +255,7 @@ describe('core/contingency.ts', () => {
 
   it('a provisional record: defaults (FE, CRC), tipoDoc codes for the kind, findings at their paths', () => {
     const ok = parseProvisional({ numero: ' 12 ', fechaEmision: '2026-10-14', emisor: 3101123456, totalComprobante: '11300.5', kind: '04' });
-    expect(ok).toEqual({ ok: true, value: { numero: '12', fechaEmision: '2026-10-14', emisor: '3101123456', receptor: null, totalComprobante: '11300.50000', codigoMoneda: 'CRC', kind: 'TE' } });
+    expect(ok).toEqual({ ok: true, value: { numero: '12', fechaEmision: '2026-10-14T00:00:00-06:00', emisor: '3101123456', receptor: null, totalComprobante: '11300.50000', codigoMoneda: 'CRC', kind: 'TE' } });
     const bad = parseProvisional({ numero: 'x', fechaEmision: 'ayer', emisor: '31-01', totalComprobante: '-1', kind: 'REP' }, '[3]');
     expect(bad.ok ? [] : bad.findings.map((f) => f.path)).toEqual(['[3].fechaEmision', '[3].emisor', '[3].totalComprobante', '[3].kind']);
     const unknown = parseProvisional({ numero: 'x', fechaEmision: '2026-10-14', emisor: '1', totalComprobante: '1', clave: 'y' });

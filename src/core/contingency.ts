@@ -16,7 +16,7 @@
  *    is the default (48 hours), a setting, and said to be unsourced for the decree in force (README).
  */
 import { z } from 'zod';
-import { parseIsoDateTime } from './dates.js';
+import { formatCr, parseIsoDateTime } from './dates.js';
 import { findingsFromZod } from './input/findings.js';
 import { KIND_OF_TIPO_DOC } from './lifecycle.js';
 import type { DocumentKind, Finding } from './model.js';
@@ -50,7 +50,7 @@ export const ProvisionalInput = z.strictObject({
 /** A provisional comprobante as stored (the input checked and normalised). */
 export interface Provisional {
   numero: string;
-  /** ISO 8601 date-time as given (a bare date is read as its midnight in Costa Rica). */
+  /** ISO 8601 date-time in Costa Rica time (a bare date given is its midnight there). */
   fechaEmision: string;
   emisor: string;
   receptor: string | null;
@@ -78,7 +78,7 @@ export function parseProvisional(input: unknown, path = ''): { ok: true; value: 
     ok: true,
     value: {
       numero: v.numero,
-      fechaEmision: v.fechaEmision,
+      fechaEmision: formatCr(fecha!),
       emisor: v.emisor,
       receptor: v.receptor && v.receptor !== '' ? v.receptor : null,
       totalComprobante: money(dec(v.totalComprobante)),
