@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RemoteContingency } from '../src/client/contingency-backends.js';
+import { startEmulator } from '../src/emulator/index.js';
 import { resolveEndpoints } from '../src/hacienda/index.js';
 import { buildApiApp } from '../src/server/api-app.js';
 import { contingencyOwed, getProvisional, haciendaReachable, markReplaced, recordProvisionals } from '../src/service/contingency.js';
@@ -95,10 +96,21 @@ describe.each(dialects)('contingency use cases on %s', (dialect) => {
 });
 
 describe('haciendaReachable', () => {
-  it('a port where nothing listens: not reachable, the cause in words', async () => {
+  it('a port where nothing listens: not reachable, the cause in words; an emulator: reachable, until its IdP is out (503)', async () => {
     const { ctx } = await context('sqlite');
     const r = await haciendaReachable(ctx, 1_000);
     expect(r).toEqual({ ok: false, cause: 'connection refused by 127.0.0.1:9 (nothing listens there)' });
+    const emu = await startEmulator({ processingDelayMs: 10, validationThreads: 0 });
+    try {
+      ctx.hacienda = { environment: 'local', endpoints: resolveEndpoints('local', { baseUrl: emu.url }) };
+      expect(await haciendaReachable(ctx, 2_000)).toEqual({ ok: true });
+      const set = await fetch(`${emu.url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idpOutage: true }) });
+      expect(set.status).toBe(200);
+      const host = new URL(emu.url).host;
+      expect(await haciendaReachable(ctx, 2_000)).toEqual({ ok: false, cause: `the IdP: HTTP 503 Service Unavailable from ${host}` });
+    } finally {
+      await emu.close();
+    }
   });
 });
 

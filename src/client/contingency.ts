@@ -7,7 +7,7 @@ import type { ContingencyOwed, ProvisionalView } from '../service/contingency.js
 export type { ContingencyDocument, ContingencyOwed, ProvisionalView } from '../service/contingency.js';
 
 export interface ContingencyApi {
-  /** Local mode: whether Hacienda's reception answers now (one GET, this timeout); the cause in words when not. */
+  /** Local mode: whether Hacienda's reception and IdP answer now (one GET each, this timeout); the cause in words when not. */
   reachable?(timeoutMs: number): Promise<{ ok: true } | { ok: false; cause: string }>;
   /** Records provisional comprobantes (one object or a list); the same record again is returned with created false. */
   record(input: unknown): Promise<{ provisional: ProvisionalView; created: boolean }[]>;

@@ -1,9 +1,9 @@
 /**
  * The clave's situación of what a verb sends (issue 30; ANEXOS p.67: 1 normal, 2 contingencia, 3 sin internet):
  * `--situacion N` writes it into every body (a body that says another one is refused), and the profile setting
- * `contingencia: auto` signs a body that gives none in situación 3 when Hacienda's reception does not answer at that
- * moment (one GET without a token, AUTO_PROBE_MS; its answer kept for AUTO_CACHE_MS, so a batch asks about once per
- * that much time). Such a document is queued like any other and sent by the queue when Hacienda answers again; the
+ * `contingencia: auto` signs a body that gives none in situación 3 when Hacienda's reception or IdP does not answer at
+ * that moment (one GET each without credentials, AUTO_PROBE_MS: service/contingency.ts haciendaReachable; its answer
+ * kept for AUTO_CACHE_MS, so a batch asks about once per that much time). Such a document is queued like any other and sent by the queue when Hacienda answers again; the
  * situación is not part of the body's identity, so sending the same body again finds it instead of a second one.
  */
 import { BackendError, type Backend, type SubmitOptions } from './backend.js';

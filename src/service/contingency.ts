@@ -2,7 +2,7 @@
  * Contingency (issue 30): the provisional (paper) comprobantes of an outage, recorded with their own numbering and
  * replaced later by electronic documents that reference them (core/contingency.ts: CodigoReferencia 05, TipoDocIR
  * 08, situación 2); what is still owed (those not replaced and accepted yet, and the documents signed in situación 2
- * or 3 that Hacienda has not accepted); and whether Hacienda's reception answers now (the `contingencia: auto`
+ * or 3 that Hacienda has not accepted); and whether Hacienda's reception and IdP answer now (the `contingencia: auto`
  * setting signs in situación 3 when it does not).
  */
 import { parseIsoDateTime } from '../core/dates.js';
@@ -19,6 +19,7 @@ import {
 } from '../store/contingency.js';
 import type { DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
+import { probe } from '../hacienda/index.js';
 import { probeReception } from './doctor.js';
 import { findIssuer } from './issuers.js';
 import { ServiceError } from './service-error.js';
@@ -161,12 +162,16 @@ export async function contingencyOwed(ctx: ServiceContext, accountId: number): P
 }
 
 /**
- * Whether Hacienda's reception answers now (service/doctor.ts probeReception, one GET with a short timeout): what the
- * `contingencia: auto` setting asks before signing. The cause in words when it does not.
+ * Whether Hacienda can take a document now: its reception API (service/doctor.ts probeReception) and its IdP's token
+ * endpoint each answer one GET without credentials, at once, within `timeoutMs` (any status below 500: DNS, TCP and
+ * TLS work and the service is up; a send needs both). What the `contingencia: auto` setting asks before signing. The
+ * first cause in words when not.
  */
 export async function haciendaReachable(ctx: ServiceContext, timeoutMs: number): Promise<{ ok: true } | { ok: false; cause: string }> {
-  const r = await probeReception(ctx, { timeoutMs });
-  return r.ok ? { ok: true } : { ok: false, cause: r.cause };
+  const [reception, idp] = await Promise.all([probeReception(ctx, { timeoutMs }), probe(ctx.hacienda.endpoints.tokenUrl, { timeoutMs })]);
+  if (!reception.ok) return { ok: false, cause: reception.cause };
+  if (!idp.ok) return { ok: false, cause: `the IdP: ${idp.cause}` };
+  return { ok: true };
 }
 
 async function documentState(ctx: ServiceContext, accountId: number, clave: string): Promise<DocumentState | undefined> {
