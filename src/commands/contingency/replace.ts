@@ -23,7 +23,9 @@ export async function run(ctx: Ctx, id: string, file: string, f: ReplaceFlags): 
   if (!f.wait && f.timeout !== undefined) throw new UsageError('--timeout needs --wait');
   const timeout = timeoutMs(f.timeout);
   const read = await readJson(ctx.io, file, { encoding: encodingFlag(f.encoding), encodingFlag: true });
+  let mode: 'local' | 'remote' = 'local';
   const final = await withBackend(ctx, async (b) => {
+    mode = b.mode;
     const api = contingencyOf(b);
     const p = await api.provisional(Number(id));
     if (p.reemplazo && p.reemplazo.estado !== 'rechazado' && p.reemplazo.estado !== 'error') {
@@ -48,5 +50,5 @@ export async function run(ctx: Ctx, id: string, file: string, f: ReplaceFlags): 
     if (!f.json) ctx.io.stdout.write(`${clave}\n`);
     return b.waitForVerdict(clave, { timeoutMs: timeout });
   });
-  if (final) await report(ctx, final, { json: f.json, mode: 'local' });
+  if (final) await report(ctx, final, { json: f.json, mode });
 }
