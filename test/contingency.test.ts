@@ -273,6 +273,8 @@ describe('core/contingency.ts', () => {
         informacionReferencia: [{ tipoDocIR: '01' }, { tipoDocIR: '08', numero: 'P-7', fechaEmision: p.fechaEmision, codigo: '05', razon: 'Sustituye comprobante provisional por contingencia' }],
       },
     });
+    const bare = replacementBody({}, { ...p, kind: 'TE' });
+    expect(bare.ok && [bare.body.emisor, bare.body.tipoDoc, bare.body.situacion]).toEqual(['3101123456', '4', '2']);
     const bad = replacementBody({ tipoDoc: '3', emisor: '999', situacion: '1', informacionReferencia: Array(10).fill({}) }, p);
     expect(bad.ok ? [] : bad.findings.map((f) => f.path)).toEqual(['emisor', 'tipoDoc', 'situacion', 'informacionReferencia']);
   });

@@ -18,7 +18,7 @@
 import { z } from 'zod';
 import { formatCr, parseIsoDateTime } from './dates.js';
 import { findingsFromZod } from './input/findings.js';
-import { KIND_OF_TIPO_DOC } from './lifecycle.js';
+import { KIND_OF_TIPO_DOC, TIPO_DOC_OF_KIND } from './lifecycle.js';
 import type { DocumentKind, Finding } from './model.js';
 import { dec, isDecimalString, money } from './money.js';
 
@@ -101,7 +101,7 @@ export function provisionalReference(p: Pick<Provisional, 'numero' | 'fechaEmisi
 
 /**
  * The body that replaces a provisional comprobante: situación 2 (ANEXOS p.67) and the reference to it added to its own
- * references (an NC keeps the one to the comprobante it corrects). Findings when the body cannot be one: another
+ * references (an NC keeps the one to the comprobante it corrects); emisor and tipoDoc the provisional's when left out. Findings when the body cannot be one: another
  * issuer or kind than the provisional's, a situación other than 2, or ten references already (the XSDs' maximum).
  */
 export function replacementBody(body: unknown, p: Provisional): { ok: true; body: Record<string, unknown> } | { ok: false; findings: Finding[] } {
@@ -116,7 +116,7 @@ export function replacementBody(body: unknown, p: Provisional): { ok: true; body
   if (refs === null) findings.push({ path: 'informacionReferencia', message: 'must be a list' });
   else if (refs.length >= 10) findings.push({ path: 'informacionReferencia', message: 'has 10 references already (the most the XSDs allow): no room for the provisional one' });
   if (findings.length || refs === null) return { ok: false, findings };
-  return { ok: true, body: { ...b, emisor: b.emisor ?? p.emisor, situacion: '2', informacionReferencia: [...refs, provisionalReference(p)] } };
+  return { ok: true, body: { ...b, emisor: b.emisor ?? p.emisor, tipoDoc: b.tipoDoc ?? TIPO_DOC_OF_KIND[p.kind], situacion: '2', informacionReferencia: [...refs, provisionalReference(p)] } };
 }
 
 export type Urgency = 'ok' | 'near' | 'passed';
