@@ -47,7 +47,7 @@ describe('fecr config set with several KEY=VALUE pairs', () => {
   it('checks every pair before writing anything: one bad key or value is a usage error and nothing is stored', async () => {
     const cases: [string[], RegExp][] = [
       [['mode=remote', 'authUrl=ftp://x.example.com'], /^error: authUrl: must be an http\(s\) URL/],
-      [['mode=remote', 'colour=red'], /^error: unknown key "colour" \(keys: mode, env, dataDir, account, authUrl, baseUrl, base, smtpUrl, mailFrom, mailReplyTo, recibidosTrust, haciendaUrl, emulatorFaults, recibidosPlazoDias, recibidosAvisoDias\)\n$/],
+      [['mode=remote', 'colour=red'], /^error: unknown key "colour" \(keys: mode, env, dataDir, account, authUrl, baseUrl, base, smtpUrl, mailFrom, mailReplyTo, recibidosTrust, haciendaUrl, emulatorFaults, recibidosPlazoDias, recibidosAvisoDias, contingencia, contingenciaPlazoHoras\)\n$/],
       [['mode=remote', 'mode=local'], /^error: mode is given twice\n$/],
       [['mode', 'remote', 'base=acme'], /^error: config set takes KEY VALUE, or KEY=VALUE pairs/],
       [['mode'], /^error: config set takes KEY VALUE, or KEY=VALUE pairs/],

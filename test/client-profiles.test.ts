@@ -68,7 +68,7 @@ describe('fecr config (profiles)', () => {
       [['config', 'set', 'baseUrl', 'not a url'], env, /^error: baseUrl: /],
       [['config', 'set', 'mode', 'cloud'], env, /^error: mode: must be local or remote/],
       [['config', 'set', 'base', '   '], env, /^error: base: must not be empty/],
-      [['config', 'set', 'colour', 'red'], env, /^error: unknown key "colour" \(keys: mode, env, dataDir, account, authUrl, baseUrl, base, smtpUrl, mailFrom, mailReplyTo, recibidosTrust, haciendaUrl, emulatorFaults, recibidosPlazoDias, recibidosAvisoDias\)\n$/],
+      [['config', 'set', 'colour', 'red'], env, /^error: unknown key "colour" \(keys: mode, env, dataDir, account, authUrl, baseUrl, base, smtpUrl, mailFrom, mailReplyTo, recibidosTrust, haciendaUrl, emulatorFaults, recibidosPlazoDias, recibidosAvisoDias, contingencia, contingenciaPlazoHoras\)\n$/],
       [['config', 'get', 'colour'], env, /^error: unknown key "colour"/],
       [['config', 'list', '--profile', '../etc'], env, /^error: --profile: "\.\.\/etc" is not a profile name/],
       [['config', 'list'], { ...env, FECR_PROFILE: 'a b' }, /^error: FECR_PROFILE: "a b" is not a profile name/],

@@ -12,6 +12,7 @@ import { RECIBIDOS_PATHS } from '../src/server/api-recibidos.js';
 import { REPORTES_PATHS } from '../src/server/api-reportes.js';
 import { ARCHIVO_PATHS } from '../src/server/api-archivo.js';
 import { DOCUMENTOS_PATHS } from '../src/server/api-documentos.js';
+import { CONTINGENCIA_PATHS } from '../src/server/api-contingencia.js';
 import { createAccount } from '../src/service/accounts.js';
 import { ensureSigningKey } from '../src/service/keys.js';
 import { closeLookups } from '../src/service/lookups.js';
@@ -428,7 +429,7 @@ describe('OpenAPI', () => {
     expect(res.statusCode).toBe(200);
     const doc = (await res.body.json()) as any;
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual([...API_PATHS, ...EXTRA_PATHS, ...RECIBIDOS_PATHS, ...REPORTES_PATHS, ...ARCHIVO_PATHS, ...DOCUMENTOS_PATHS].sort());
+    expect(Object.keys(doc.paths).sort()).toEqual([...API_PATHS, ...EXTRA_PATHS, ...RECIBIDOS_PATHS, ...REPORTES_PATHS, ...ARCHIVO_PATHS, ...DOCUMENTOS_PATHS, ...CONTINGENCIA_PATHS].sort());
     expect(doc.paths['/api/reportes/iva'].post).toMatchObject({ 'x-fecr-extension': true, security: [{ bearerAuth: [] }] });
     // The additive endpoints are listed and marked as extensions beyond SERVICE-SPEC; the spec's eight are not.
     expect(EXTRA_PATHS).toEqual(expect.arrayContaining(['/api/consultar/estado', '/api/consultar/documentos']));

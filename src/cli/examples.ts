@@ -144,6 +144,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   'config set': [
     ['fecr config set env sandbox', 'KEY VALUE'],
     ['fecr config set mode=remote authUrl=https://auth.example.com baseUrl=https://api.example.com base=acme --profile hosted', 'a remote profile in one go'],
+    ['fecr config set contingencia=auto contingenciaPlazoHoras=24', 'sign in situación 3 when Hacienda cannot be reached; warn against a 24-hour term'],
   ],
   'config unset': [['fecr config unset dataDir', 'back to the default data dir']],
   'config list': [['fecr config list --json', 'every profile as JSON']],
@@ -190,6 +191,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr send factura.json --wait --quiet', 'print only the clave (CLAVE=$(…))'],
     ['fecr send - --wait --strict --timeout 120 < factura.json', 'from stdin, strict, a 2-minute wait'],
     ['fecr send factura.json --wait --cc contabilidad@cliente.cr', 'also mail the accepted comprobante there'],
+    ['fecr send factura.json --situacion 3', 'signed without internet: situación 3 in the clave (contingencia auto does it when Hacienda cannot be reached)'],
   ],
   batch: [
     ['fecr batch facturas.csv', 'results in facturas.csv.results.jsonl'],
@@ -198,6 +200,29 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr batch facturas.csv --resume', 'continue after Ctrl-C or a crash'],
     ['fecr batch facturas.csv --restart', 'start over; the earlier journal and results kept aside'],
     ['fecr batch facturas.csv --encoding windows-1252 --decimal-comma', 'a CSV of Excel in Spanish: ";", 1.250,50'],
+    ['fecr batch ventas-sin-internet.jsonl --situacion 3', "every document's clave in situación 3 (sin internet)"],
+  ],
+  contingency: [
+    ['fecr contingency record --numero P-0001 --fecha 2026-10-14T09:30 --emisor 3101123456 --total 11300', 'a paper comprobante handed out during the outage'],
+    ['fecr contingency replace 1 factura.json --wait', 'its electronic replacement (situación 2, CodigoReferencia 05, TipoDocIR 08)'],
+    ['fecr contingency send', 'Hacienda is back: send what the outage queued, wait for the verdicts'],
+    ['fecr contingency status', 'what is still owed, and since when'],
+  ],
+  'contingency record': [
+    ['fecr contingency record --numero P-0001 --fecha 2026-10-14T09:30 --emisor 3101123456 --total 11300 --receptor "Ana Mora"', 'one, from flags (FE, CRC unless --kind, --moneda)'],
+    ['fecr contingency record --file provisionales.json --json', 'one object or a list: {numero, fechaEmision, emisor, totalComprobante, …}'],
+  ],
+  'contingency replace': [
+    ['fecr contingency replace 1 factura.json --wait', 'sent in situación 2 with the reference to provisional 1; exit 0 aceptado'],
+    ['fecr contingency replace 2 nota-credito.json', 'an NC keeps its own reference and gets the provisional one too'],
+  ],
+  'contingency send': [
+    ['fecr contingency send', 'every document of situación 2 or 3 not decided yet, now: exit 0 all aceptado'],
+    ['fecr contingency send --timeout 300 --json', 'a longer wait, the verdicts as JSON'],
+  ],
+  'contingency status': [
+    ['fecr contingency status', 'provisional comprobantes not replaced, contingency documents not accepted; warns near the term'],
+    ['fecr contingency status --json', 'as JSON'],
   ],
   test: [
     ['fecr test invoices/', 'every body of the folder on a throwaway local profile: exit 0 when each verdict is what it expects'],

@@ -20,6 +20,7 @@ import { defineWebhookCommands } from '../commands/webhooks/index.js';
 import { defineRecibidosCommands } from '../commands/recibidos/index.js';
 import { defineArchiveCommands } from '../commands/archive/index.js';
 import { defineReportCommands } from '../commands/report/index.js';
+import { defineContingencyCommands } from '../commands/contingency/index.js';
 import { defineConfigCommands } from '../commands/config/index.js';
 import { defineLoginCommands } from '../commands/login/index.js';
 import { defineDocumentsCommands } from '../commands/documents/index.js';
@@ -102,6 +103,7 @@ export function buildProgram(ctx: Ctx): Command {
   defineRecibidosCommands(program, ctx);
   defineArchiveCommands(program, ctx);
   defineReportCommands(program, ctx);
+  defineContingencyCommands(program, ctx);
   defineConfigCommands(program, ctx);
   defineLoginCommands(program, ctx);
   defineEmisorCommands(program, ctx);

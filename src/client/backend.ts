@@ -75,6 +75,8 @@ export interface SubmitOptions {
    * stored under it is returned (alreadySent) instead of a new one with a new number.
    */
   submissionKey?: string;
+  /** Local mode: the clave's situación for a body that gives none, not part of its identity (`contingencia: auto`, issue 30). */
+  situacion?: '1' | '2' | '3';
 }
 
 export type { IssuerNumbers, NumberSeries, StartRequest } from '../service/numbering.js';
@@ -162,5 +164,7 @@ export interface Backend {
   /** The accountant's reports (`fecr report iva`, issue 29). */
   reports?(): import('./reports.js').ReportsApi;
   /** Annul, replace, pay, and who references a comprobante (`fecr documents annul|replace|payment`, `fecr status`; issue 30). */ corrections?(): import('./corrections.js').CorrectionsApi;
+  /** Provisional comprobantes of an outage and what is owed (`fecr contingency`, issue 30). */
+  contingency?(): import('./contingency.js').ContingencyApi;
   close(): Promise<void>;
 }

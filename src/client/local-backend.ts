@@ -32,6 +32,7 @@ import {
 } from './backend.js';
 import { documentStatusFromRow } from '../service/document-status.js';
 import { LocalRecibidos } from './recibidos-local.js';
+import { LocalContingency } from './contingency-backends.js';
 import { inEnglish, LocalNumbering } from './numbering-local.js';
 import { isClave } from '../core/clave.js';
 import { DOCUMENT_STATES, FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';
@@ -206,7 +207,7 @@ class LocalBackend implements Backend {
     const [{ submitDocument }, id] = await Promise.all([import('../service/documents.js'), this.accountId()]);
     // Local mode numbers a body without numeroReferencia (service/documents.ts); a refused number is said in English.
     const assigned = !hasNumber(body);
-    const r = await inEnglish(() => submitDocument(this.svc, id, body, { assignNumber: true, ...(opts.submissionKey ? { submissionKey: opts.submissionKey } : {}) }));
+    const r = await inEnglish(() => submitDocument(this.svc, id, body, { assignNumber: true, ...opts }));
     const doc = await this.stateOf(r.clave);
     if (doc && doc.state === 'pendiente') await this.run.untilSent(doc.id, 30_000);
     // Held (its issuer's credentials refused by Hacienda): the caller says so.
@@ -363,7 +364,6 @@ class LocalBackend implements Backend {
   deliverQueuedMail(opts: { signal?: AbortSignal; onProgress?: (left: number) => void } = {}): Promise<number> {
     return mapped(() => this.run.untilMailsSent(opts));
   }
-
   // --- the buyer's side ----------------------------------------------------------------------------
 
   private buyer: LocalRecibidos | undefined;
@@ -373,6 +373,7 @@ class LocalBackend implements Backend {
 
   reports = (): import('./reports.js').ReportsApi => ({ iva: async (mes, emisor) => new (await import('./reports-backends.js')).LocalReports(this.svc, () => this.accountId()).iva(mes, emisor) }); // fecr report iva
   corrections = (): import('./corrections.js').CorrectionsApi => { const l = async () => new (await import('./corrections-backends.js')).LocalCorrections(this.svc, () => this.accountId(), (b) => this.submit(b)); return { annul: async (c, o) => (await l()).annul(c, o), replace: async (c, b, o) => (await l()).replace(c, b, o), payment: async (c, p) => (await l()).payment(c, p), links: async (c) => (await l()).links(c) }; }; // issue 30
+  contingency = (): import('./contingency.js').ContingencyApi => new LocalContingency(this.svc, this.run, () => this.accountId()); // fecr contingency
   // --- lifecycle -----------------------------------------------------------------------------------
 
   async close(): Promise<void> {
@@ -447,4 +448,3 @@ async function localMailDefaults(ctx: Ctx, profile: LocalProfile) {
     throw e;
   }
 }
-

@@ -43,6 +43,9 @@ export interface LocalProfile {
   emulatorFaults?: string;
   recibidosPlazoDias?: string;
   recibidosAvisoDias?: string;
+  /** Issue 30: `auto` signs in situación 3 when Hacienda's reception does not answer; hours to send what is owed. */
+  contingencia?: string;
+  contingenciaPlazoHoras?: string;
 }
 
 export interface RemoteProfile {
@@ -113,11 +116,14 @@ export const KEY_SCHEMAS = {
   /** `recibidos list --due` (both modes): days after FechaEmision Hacienda is taken to presume acceptance (README), and the warning before. */
   recibidosPlazoDias: z.string().trim().regex(/^[1-9]\d{0,2}$/, 'must be a whole number of days, 1 to 999'),
   recibidosAvisoDias: z.string().trim().regex(/^\d{1,3}$/, 'must be a whole number of days, 0 to 999'),
+  /** Local mode (issue 30): `auto` signs in situación 3 (sin internet) when Hacienda cannot be reached; the term of `fecr contingency status`. */
+  contingencia: z.enum(['auto', 'off'], { error: 'must be auto or off' }),
+  contingenciaPlazoHoras: z.string().trim().regex(/^[1-9]\d{0,3}$/, 'must be a whole number of hours, 1 to 9999'),
 } as const;
 export type ProfileKey = keyof typeof KEY_SCHEMAS;
 export const PROFILE_KEYS = Object.keys(KEY_SCHEMAS) as ProfileKey[];
 
-const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account', 'smtpUrl', 'mailFrom', 'mailReplyTo', 'recibidosTrust', 'haciendaUrl', 'emulatorFaults', 'recibidosPlazoDias', 'recibidosAvisoDias'];
+const LOCAL_KEYS: ProfileKey[] = ['mode', 'env', 'dataDir', 'account', 'smtpUrl', 'mailFrom', 'mailReplyTo', 'recibidosTrust', 'haciendaUrl', 'emulatorFaults', 'recibidosPlazoDias', 'recibidosAvisoDias', 'contingencia', 'contingenciaPlazoHoras'];
 const REMOTE_KEYS: ProfileKey[] = ['mode', 'authUrl', 'baseUrl', 'base', 'recibidosPlazoDias', 'recibidosAvisoDias'];
 
 /** Where the profile in use was named: the flag, the environment, or nowhere (the implicit "default"). */
@@ -264,6 +270,8 @@ export function resolveProfile(name: string, stored: StoredProfile = {}): Profil
       ...(values.recibidosTrust !== undefined ? { recibidosTrust: values.recibidosTrust } : {}),
       ...(values.haciendaUrl !== undefined ? { haciendaUrl: values.haciendaUrl } : {}),
       ...(values.emulatorFaults !== undefined ? { emulatorFaults: values.emulatorFaults } : {}),
+      ...(values.contingencia !== undefined ? { contingencia: values.contingencia } : {}),
+      ...(values.contingenciaPlazoHoras !== undefined ? { contingenciaPlazoHoras: values.contingenciaPlazoHoras } : {}),
       ...term,
     };
   }

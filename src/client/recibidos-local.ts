@@ -87,7 +87,7 @@ export class LocalRecibidos implements RecibidosApi {
   }
 }
 
-async function mapped<T>(fn: () => Promise<T>): Promise<T> {
+export async function mapped<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {

@@ -27,6 +27,7 @@ import { RemoteRecibidos } from './recibidos.js';
 import { RemoteReports } from './reports-backends.js';
 import type { ArchiveRequest } from './archive-receive.js';
 import type { ArchiveExportResult } from '../service/archive.js';
+import { RemoteContingency } from './contingency-backends.js';
 import { FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';
 
 /** The one line shown for a token past its own expiry (`exp`) that the service no longer accepts. */
@@ -226,6 +227,7 @@ export class RemoteBackend implements Backend {
   reports(): RemoteReports {
     return new RemoteReports(<T>(path: string, body: unknown) => this.call<T>(path, body));
   }
+  contingency = (): RemoteContingency => new RemoteContingency(<T>(path: string, body: unknown) => this.call<T>(path, body)); // /api/contingencia/… (issue 30)
 
   /** The archive of a period, streamed from POST /api/archivo/exportar (src/server/api-archivo.ts) into `out`. */
   async archive(out: NodeJS.WritableStream, opts: ArchiveRequest): Promise<ArchiveExportResult> {

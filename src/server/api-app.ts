@@ -19,6 +19,7 @@ import { registerRecibidosEndpoints } from './api-recibidos.js';
 import { registerReportesEndpoints } from './api-reportes.js';
 import { registerArchivoEndpoints } from './api-archivo.js';
 import { registerDocumentosEndpoints } from './api-documentos.js';
+import { registerContingenciaEndpoints } from './api-contingencia.js';
 import { CabysBody, ExoneracionBody, FileBody, findingsFromZod, IssuerLookupBody, TaxpayerBody } from './api-schemas.js';
 import { BODY_LIMIT, ERROR_CODES, HttpError, installErrorHandling, MESSAGES, sendError } from './errors.js';
 import { buildOpenApi } from './openapi.js';
@@ -174,6 +175,7 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   registerReportesEndpoints(app, ctx, account); // /api/reportes/iva (issue 29, additive)
   registerArchivoEndpoints(app, heavyCtx, account, gate); // /api/archivo/exportar (issue 29, additive)
   registerDocumentosEndpoints(app, ctx, account); // /api/documentos/anular|sustituir|pago|referencias (issue 30, additive)
+  registerContingenciaEndpoints(app, ctx, account); // /api/contingencia/… (issue 30, additive)
 
   app.get('/openapi.json', async () => {
     const url = typeof opts.publicUrl === 'function' ? opts.publicUrl() : opts.publicUrl;

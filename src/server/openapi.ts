@@ -14,6 +14,7 @@ import { RECIBIDOS_ENDPOINTS, RECIBIDOS_SCHEMAS } from './api-recibidos.js';
 import { REPORTES_ENDPOINTS, REPORTES_SCHEMAS } from './api-reportes.js';
 import { ARCHIVO_ENDPOINTS, ARCHIVO_SCHEMAS } from './api-archivo.js';
 import { DOCUMENTOS_ENDPOINTS, DOCUMENTOS_SCHEMAS } from './api-documentos.js';
+import { CONTINGENCIA_ENDPOINTS, CONTINGENCIA_SCHEMAS } from './api-contingencia.js';
 import {
   CabysBody,
   CabysEntrySchema,
@@ -137,6 +138,8 @@ const ENDPOINTS: Endpoint[] = [
   ...ARCHIVO_ENDPOINTS,
   // Annul, replace, pay, and who references a comprobante (src/server/api-documentos.ts, issue 30).
   ...DOCUMENTOS_ENDPOINTS,
+  // Contingency (src/server/api-contingencia.ts).
+  ...CONTINGENCIA_ENDPOINTS,
 ];
 
 /** What /api/consultar/emisores returns per issuer (src/client/backend.ts IssuerDetails): no secret field exists. */
@@ -288,6 +291,7 @@ function build(version: string): JsonSchema {
     ...Object.fromEntries(Object.entries(ARCHIVO_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, schema(v, 'input')])),
     ...Object.fromEntries(Object.entries(REPORTES_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, k.endsWith('Body') ? schema(v, 'input') : schema(dataResponse(v), 'output')])),
     ...Object.fromEntries(Object.entries(DOCUMENTOS_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, k.endsWith('Body') ? schema(v, 'input') : schema(dataResponse(v), 'output')])),
+    ...Object.fromEntries(Object.entries(CONTINGENCIA_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, k.endsWith('Body') ? schema(v, 'input') : schema(dataResponse(v), 'output')])),
     ...Object.fromEntries(Object.entries(RECIBIDOS_SCHEMAS).map(([k, v]: [string, z.ZodType]) => [k, k.endsWith('Body') ? schema(v, 'input') : schema(dataResponse(v), 'output')])),
   };
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

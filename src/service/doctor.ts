@@ -17,7 +17,7 @@ import { daysUntilExpiry, endsSoon, expiryDay, RENEW_ADVICE } from '../core/sign
 import { certificateEnvironment, type CertificateEnvironment } from '../core/sign/cert-environment.js';
 import { describeP12, SigningError } from '../core/sign/p12.js';
 import type { IssuerRecord } from '../core/input/schema.js';
-import { describeFailure, HttpClient, probe, PublicQueryClient, TokenManager } from '../hacienda/index.js';
+import { describeFailure, HttpClient, probe, PublicQueryClient, TokenManager, type ProbeResult } from '../hacienda/index.js';
 import type { Issuer } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { decodeClaveHacienda } from './delivery/worker.js';
@@ -151,10 +151,17 @@ export function ambienteCheck(record: IssuerRecord, env: 'sandbox' | 'production
   return { check, status: 'ok', message: `ambiente ${want} (${env})${issuedFor === env ? `, a llave criptográfica of ${env}` : ''}` };
 }
 
+/**
+ * Whether Hacienda's reception API answers: one GET without a token (any status below 500 proves DNS, TCP and TLS;
+ * a 5xx or a transport failure is said in words). `fecr doctor` and the contingency setting (service/contingency.ts).
+ */
+export function probeReception(ctx: ServiceContext, opts: { http?: HttpClient; timeoutMs?: number }): Promise<ProbeResult> {
+  return probe(`${ctx.hacienda.endpoints.receptionBaseUrl}/comprobantes?offset=0&limit=1`, opts);
+}
+
 /** The reception API answers (any status below 500 without a token proves DNS, TCP and TLS). */
 async function receptionCheck(ctx: ServiceContext, http: HttpClient, opts: DoctorOptions): Promise<DoctorCheck> {
-  const url = `${ctx.hacienda.endpoints.receptionBaseUrl}/comprobantes?offset=0&limit=1`;
-  const r = await probe(url, { http });
+  const r = await probeReception(ctx, { http });
   const where = ctx.hacienda.endpoints.receptionBaseUrl;
   if (r.ok) return { check: 'reception', status: 'ok', message: `${where} answers (HTTP ${r.status} without a token)` };
   return {

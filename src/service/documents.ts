@@ -52,6 +52,11 @@ export interface SubmitOptions {
    * it is that row's, returned as an identical resubmission (created false), so a resumed batch takes no new number.
    */
   submissionKey?: string;
+  /**
+   * The clave's situación for a body that gives none (issue 30: `contingencia: auto` signs in 3, sin internet, when
+   * Hacienda cannot be reached). Not part of the body's identity: the same body sent again finds this document.
+   */
+  situacion?: '1' | '2' | '3';
 }
 
 /** A different body under a number already used (400): the clave that holds it and the series' next free number. */
@@ -143,7 +148,7 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, sub
   const issuer = issuerForSigning(ctx, issuerRow);
   for (let attempt = 1; ; attempt++) {
     const now = ctx.now();
-    const issued = issueComprobante(body, issuer.record, issuer.creds, {
+    const issued = issueComprobante(withSituacion(body, opts.situacion), issuer.record, issuer.creds, {
       securityCode: securityCodeFrom(ctx.randomBytes),
       signingTime: new Date(now),
       newId: () => ctx.randomBytes(8).toString('hex'),
@@ -381,4 +386,9 @@ export async function listDocuments(ctx: ServiceContext, accountId: number, opts
     q = q.where('issuer_id', 'in', ctx.store.db.selectFrom('issuers').select('id').where('account_id', '=', accountId).where('identificacion', '=', opts.issuer));
   }
   return q.orderBy('id', 'desc').limit(limit).execute();
+}
+
+/** The body with the situación SubmitOptions gives when it has none of its own. */
+function withSituacion(body: unknown, situacion: SubmitOptions['situacion']): unknown {
+  return situacion && isRecord(body) && body.situacion === undefined ? { ...body, situacion } : body;
 }

@@ -302,6 +302,27 @@ export interface RecibidosRespuestasTable {
   replaced_at: Millis;
 }
 
+/** A provisional (paper) comprobante of an outage (migration 0016), until an electronic one replaces it. */
+export interface ContingencyProvisionalsTable {
+  id: Generated<number>;
+  account_id: number;
+  /** The issuer's identificación. */
+  emisor: string;
+  /** The provisional comprobante's own number (InformacionReferencia Numero of its replacement). */
+  numero: string;
+  kind: string;
+  /** FechaEmision as given, and its instant. */
+  fecha_emision: string;
+  fecha_ms: Millis;
+  receptor: string | null;
+  total_comprobante: string;
+  moneda: string;
+  recorded_at: Millis;
+  /** The clave of the electronic document that replaces it (null: still owed). */
+  replaced_by: string | null;
+  replaced_at: Millis | null;
+}
+
 export interface Database {
   recibidos: RecibidosTable;
   recibidos_respuestas: RecibidosRespuestasTable;
@@ -313,6 +334,7 @@ export interface Database {
   document_numbering: DocumentNumberingTable;
   exchange_rates: ExchangeRatesTable;
   document_references: DocumentReferencesTable;
+  contingency_provisionals: ContingencyProvisionalsTable;
   jobs: JobsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   queue_workers: QueueWorkersTable;

@@ -1,5 +1,5 @@
 /** `fecr batch FILE.csv|FILE.json|FILE.jsonl`: send many documents, streamed, with a journal for --resume. */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
 import { ENCODING_HELP } from '../../cli/io.js';
 import type { BatchFlags } from './run.js';
@@ -16,6 +16,7 @@ export function defineBatchCommand(program: Command, ctx: Ctx): void {
     .option('--dry-run', 'validate every document (schema, rules, totals, XSD) and send nothing')
     .option('--wait', "also wait for Hacienda's verdict of every sent document (exit 3 if any is rejected)")
     .option('--timeout <seconds>', 'with --wait: how long to wait for each verdict (default 120)')
+    .addOption(new Option('--situacion <n>', "every document's clave situación: 1 normal, 2 contingencia, 3 sin internet (default: the body's, else contingencia auto, else 1)").choices(['1', '2', '3']))
     .option('--encoding <name>', ENCODING_HELP)
     .option('--delimiter <sep>', 'CSV separator: ",", ";" or tab (default: read from the header line)')
     .option('--decimal-comma', 'CSV amounts are written with a decimal comma and "." between thousands (1.250,50), as Excel writes them in a Spanish locale')

@@ -12,6 +12,7 @@ import { withBackend } from '../backend.js';
 import { CREDENTIALS_REFUSED } from '../../core/lifecycle.js';
 import { erroresLines, heldLine, issuerOfClave } from '../documents/shared.js';
 import { certificateWarnings, printCertificateWarnings } from '../emisor/cert-warning.js';
+import { sendingBackend } from '../contingency/shared.js';
 
 export interface BatchFlags {
   concurrency?: string;
@@ -25,6 +26,8 @@ export interface BatchFlags {
   wait?: boolean;
   timeout?: string;
   json?: boolean;
+  /** Every document's clave situación (issue 30); else the body's, else the profile's `contingencia: auto`. */
+  situacion?: string;
 }
 
 
@@ -121,7 +124,8 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
     } else {
       const [{ readJournal, JournalWriter }, { BatchRunner }] = await Promise.all([import('../../client/batch/journal.js'), import('../../client/batch/runner.js')]);
       const finished = opts.resume ? await readJournal(journalPath) : undefined;
-      summary = await withBackend(ctx, async (backend) => {
+      summary = await withBackend(ctx, async (sender) => {
+        const backend = await sendingBackend(ctx, sender, opts.situacion);
         const journal = await JournalWriter.open(journalPath);
         const runner = new BatchRunner({
           backend,

@@ -12,7 +12,8 @@ export function defineConfigCommands(program: Command, ctx: Ctx): void {
         '\n  local mode, the mails to the receptors: smtpUrl (smtp[s]://user@host:port, no password), mailFrom, mailReplyTo;' +
         "\n  local mode, received comprobantes: recibidosTrust (CA certificate files or folders suppliers' signatures may chain to);" +
         "\n  local mode: haciendaUrl (Hacienda's IdP, reception and queries at this one URL instead of Hacienda's own; with env local, a shared" +
-        '\n  fecr hacienda serve instead of the embedded emulator); env local: emulatorFaults (a fault file for the embedded emulator, docs/faults.md).' +
+        '\n  fecr hacienda serve instead of the embedded emulator); env local: emulatorFaults (a fault file for the embedded emulator, docs/faults.md);' +
+        '\n  local mode, contingency: contingencia (auto: sign in situación 3 when Hacienda cannot be reached; off), contingenciaPlazoHoras (default 48).' +
         '\nExample: fecr config set mode=remote authUrl=https://auth.example.com baseUrl=https://api.example.com base=acme --profile hosted' +
         '\nOnly config set creates a profile ("default" always exists; fecr demo creates "demo"); naming another one is an error.',
     );

@@ -1,5 +1,5 @@
 /** `fecr send FILE.json|-`: sign a document, send it to Hacienda, print its clave (and with --wait, the verdict). */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Ctx } from '../../cli/context.js';
 import { ENCODING_HELP } from '../../cli/io.js';
 import type { SendFlags } from './run.js';
@@ -13,6 +13,7 @@ export function defineSendCommand(program: Command, ctx: Ctx): void {
     .option('--timeout <seconds>', 'with --wait: how long to wait (default 60)')
     .option('--strict', 'with --wait: also exit 3 when DetalleMensaje lists errors under "aceptado"')
     .option('--cc <address...>', "also mail the accepted comprobante to these addresses (added to the body's correosAdicionales)")
+    .addOption(new Option('--situacion <n>', "the clave's situación: 1 normal, 2 contingencia (replaces a provisional comprobante), 3 sin internet").choices(['1', '2', '3']))
     .option('--encoding <name>', ENCODING_HELP)
     .option('--json', 'print as JSON')
     .option('-q, --quiet', 'print the clave alone (with --wait the verdict is the exit code): CLAVE=$(fecr send doc.json --wait --quiet)')

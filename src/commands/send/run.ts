@@ -10,6 +10,7 @@ import { erroresLines, erroresOf, heldLine, issuerOfClave, pendingLine, printDet
 import { CREDENTIALS_REFUSED } from '../../core/lifecycle.js';
 import { startSpinner } from '../documents/spinner.js';
 import { certificateWarnings, printCertificateWarnings } from '../emisor/cert-warning.js';
+import { sendingBackend } from '../contingency/shared.js';
 
 export interface SendFlags {
   wait?: boolean;
@@ -20,6 +21,8 @@ export interface SendFlags {
   /** More addresses for the receptor's mail (added to the body's correosAdicionales). */
   cc?: string[];
   encoding?: string;
+  /** The clave's situación (issue 30); the profile's `contingencia: auto` applies when it is not given. */
+  situacion?: string;
 }
 
 export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void> {
@@ -46,7 +49,8 @@ export async function submitAndReport(ctx: Ctx, opts: SendFlags, submit: (b: Bac
   let mode: 'local' | 'remote' = 'local';
   // Local mode: why a document is not sent yet (the cause in words, hacienda/client/describe.ts), without --debug.
   let cause: string | null = null;
-  const final = await withBackend(ctx, async (b) => {
+  const final = await withBackend(ctx, async (backend) => {
+    const b = await sendingBackend(ctx, backend, opts.situacion);
     mode = b.mode;
     const unsent = async (s: DocumentStatus) => ((cause = s.estado === 'pendiente' ? ((await b.unsentCause?.(s.clave)) ?? null) : null), s);
     const { clave, estado, alreadySent, assigned } = await submit(b);

@@ -14,6 +14,7 @@ import { recibidosRespuestas } from './0012-recibidos-respuestas.js';
 import { documentNumbering } from './0013-document-numbering.js';
 import { exchangeRates } from './0014-exchange-rates.js';
 import { documentReferences } from './0015-document-references.js';
+import { contingency } from './0016-contingency.js';
 import { jobsByDocument } from './0018-jobs-by-document.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0013-document-numbering': documentNumbering,
   '0014-exchange-rates': exchangeRates,
   '0015-document-references': documentReferences,
+  '0016-contingency': contingency,
   '0018-jobs-by-document': jobsByDocument,
 };
 

@@ -1,0 +1,48 @@
+/**
+ * `fecr contingency send`: once Hacienda answers again, send what the outage left queued now, not at the queue's next
+ * retry: every document signed in situación 2 or 3 (and every provisional comprobante's replacement) not decided
+ * yet, each followed to Hacienda's verdict or --timeout. The queue sends each once (a GET before any second POST:
+ * docs/faults.md). Then prints what is still owed, as `fecr contingency status` does. Exit 0 when nothing pending is
+ * left, 8 when some are still undecided, 3 when Hacienda rejected one.
+ */
+import type { Ctx } from '../../cli/context.js';
+import { EXIT, SilentExit } from '../../cli/errors.js';
+import { writeLine } from '../../cli/io.js';
+import { info, printJson } from '../../cli/output.js';
+import type { DocumentStatus } from '../../client/backend.js';
+import { FINAL_STATES, HELD_STATES } from '../../core/lifecycle.js';
+import { withBackend } from '../backend.js';
+import { timeoutMs } from '../documents/shared.js';
+import { contingencyOf } from './shared.js';
+
+export interface SendFlags {
+  timeout?: string;
+  json?: boolean;
+}
+
+/** Documents followed at once (each waits on one shared watch in local mode). */
+const AT_ONCE = 32;
+
+export async function run(ctx: Ctx, f: SendFlags): Promise<void> {
+  const timeout = timeoutMs(f.timeout);
+  const done = await withBackend(ctx, async (b) => {
+    const owed = await contingencyOf(b).owed();
+    const undecided = (estado: string | null) => estado !== null && !(FINAL_STATES as readonly string[]).includes(estado) && !(HELD_STATES as readonly string[]).includes(estado);
+    const claves = [
+      ...owed.documentos.filter((d) => undecided(d.estado)).map((d) => d.clave),
+      ...owed.provisionales.flatMap((p) => (p.reemplazo && undecided(p.reemplazo.estado) ? [p.reemplazo.clave] : [])),
+    ];
+    const out: DocumentStatus[] = [];
+    for (let i = 0; i < claves.length; i += AT_ONCE) {
+      out.push(...(await Promise.all(claves.slice(i, i + AT_ONCE).map((c) => b.waitForVerdict(c, { timeoutMs: timeout })))));
+    }
+    return out;
+  });
+  const count = (estado: string) => done.filter((s) => s.estado === estado).length;
+  const pending = done.filter((s) => !(FINAL_STATES as readonly string[]).includes(s.estado)).length;
+  if (f.json) printJson(ctx, done.map((s) => ({ clave: s.clave, estado: s.estado })));
+  else for (const s of done) writeLine(ctx.io.stdout, `${s.clave}\t${s.estado}`);
+  info(ctx, `${done.length} sent or followed: ${count('aceptado')} aceptado, ${count('rechazado')} rechazado, ${count('error')} error, ${pending} not decided yet`);
+  if (count('rechazado') + count('error') > 0) throw new SilentExit(EXIT.rejected);
+  if (pending > 0) throw new SilentExit(EXIT.pending);
+}

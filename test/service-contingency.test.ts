@@ -1,0 +1,153 @@
+// The contingency use cases (service/contingency.ts) and their queries (store/contingency.ts, migration 0016) on the
+// test store (SQLite; PostgreSQL in the postgres project) and, when it answers, on PostgreSQL as well: the situación
+// a submission is given (not part of the body's identity), the provisional comprobantes, what is owed (the clave's
+// 42nd character read by SQL), and the replacement's marking. No Hacienda is reached (nothing runs the queue).
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RemoteContingency } from '../src/client/contingency-backends.js';
+import { startEmulator } from '../src/emulator/index.js';
+import { resolveEndpoints } from '../src/hacienda/index.js';
+import { buildApiApp } from '../src/server/api-app.js';
+import { contingencyOwed, getProvisional, haciendaReachable, markReplaced, recordProvisionals } from '../src/service/contingency.js';
+import type { ServiceContext } from '../src/service/context.js';
+import { submitDocument } from '../src/service/documents.js';
+import { registerIssuer } from '../src/service/issuers.js';
+import { SecretBox } from '../src/service/secrets.js';
+import { ServiceError } from '../src/service/service-error.js';
+import { validInvoice } from './helpers/bodies.js';
+import { tempDir } from './helpers/cli.js';
+import { makeTestIssuer } from './helpers/issuer.js';
+import { openTestStore, PG_AVAILABLE, TEST_STORE, type TestDialect } from './helpers/stores.js';
+
+const closers: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of closers) await c();
+});
+
+async function context(dialect: TestDialect, bases: string[] = ['local']): Promise<{ ctx: ServiceContext; account: number }> {
+  const store = await openTestStore({ file: `${tempDir('fecr-contingency-svc-')}/fecr.db`, dialect });
+  closers.push(() => store.close());
+  const ctx: ServiceContext = {
+    store,
+    secrets: new SecretBox(randomBytes(32)),
+    logger: pino({ level: 'silent' }),
+    now: Date.now,
+    randomBytes: (n) => randomBytes(n),
+    hacienda: { environment: 'local', endpoints: resolveEndpoints('local', { baseUrl: 'http://127.0.0.1:9' }) },
+  };
+  const now = Date.now();
+  const ids: number[] = [];
+  for (const base of bases) {
+    const { id } = await store.db
+      .insertInto('accounts')
+      .values({ base, password_hash: 'x', disabled: 0, webhook_url: null, webhook_secret_enc: null, created_at: now, updated_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    ids.push(id);
+  }
+  await registerIssuer(ctx, ids[0]!, makeTestIssuer().issuer);
+  return { ctx, account: ids[0]! };
+}
+
+const dialects: TestDialect[] = [...new Set<TestDialect>([TEST_STORE, ...(PG_AVAILABLE ? (['postgres'] as const) : [])])];
+
+describe.each(dialects)('contingency use cases on %s', (dialect) => {
+  it('situación given to a body without one; the same body again is that document; what is owed; provisional replaced', async () => {
+    const { ctx, account } = await context(dialect);
+    const body = { ...validInvoice(), numeroReferencia: 41 };
+    const first = await submitDocument(ctx, account, body, { situacion: '3' });
+    expect(first.clave.charAt(41)).toBe('3');
+    // The body sent again (no situación given now): the same document, nothing new.
+    const again = await submitDocument(ctx, account, body);
+    expect(again).toEqual({ ...first, created: false });
+    // A body's own situación wins over the option.
+    const own = await submitDocument(ctx, account, { ...validInvoice(), numeroReferencia: 42, situacion: '1' }, { situacion: '3' });
+    expect(own.clave.charAt(41)).toBe('1');
+
+    const [p] = await recordProvisionals(ctx, account, { numero: 'P-1', fechaEmision: '2026-10-14T09:30:00-06:00', emisor: '3101123456', totalComprobante: '105939.195' });
+    expect(p!.created).toBe(true);
+    const refused = await recordProvisionals(ctx, account, [{ numero: 'P-2', fechaEmision: '2026-10-14', emisor: '3109999999', totalComprobante: '1' }]).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ServiceError);
+    expect((refused as ServiceError).details).toEqual([{ path: '[0].emisor', message: '3109999999 is not a registered issuer of this account' }]);
+
+    let owed = await contingencyOwed(ctx, account);
+    expect(owed.documentos.map((d) => [d.clave, d.situacion, d.estado])).toEqual([[first.clave, '3', 'pendiente']]);
+    expect(owed.provisionales.map((x) => [x.numero, x.reemplazo])).toEqual([['P-1', null]]);
+
+    // Its replacement (situación 2), marked: listed with the provisional comprobante until accepted, not twice.
+    const replacement = await submitDocument(ctx, account, { ...validInvoice(), numeroReferencia: 43, situacion: '2' });
+    const marked = await markReplaced(ctx, account, p!.provisional.id, replacement.clave);
+    expect(marked.reemplazo).toEqual({ clave: replacement.clave, estado: 'pendiente' });
+    owed = await contingencyOwed(ctx, account);
+    expect(owed.documentos.map((d) => d.clave)).toEqual([first.clave]);
+    expect(owed.provisionales.map((x) => x.reemplazo?.clave)).toEqual([replacement.clave]);
+    // Another document cannot replace it while that one is not refused by Hacienda.
+    const other = await submitDocument(ctx, account, { ...validInvoice(), numeroReferencia: 44 });
+    await expect(markReplaced(ctx, account, p!.provisional.id, other.clave)).rejects.toThrow(`is replaced already by ${replacement.clave}`);
+
+    // Hacienda accepts both: nothing owed.
+    await ctx.store.db.updateTable('documents').set({ state: 'aceptado' }).where('clave', 'in', [first.clave, replacement.clave]).execute();
+    owed = await contingencyOwed(ctx, account);
+    expect(owed).toEqual({ provisionales: [], documentos: [] });
+    expect((await getProvisional(ctx, account, p!.provisional.id)).reemplazo).toEqual({ clave: replacement.clave, estado: 'aceptado' });
+    await expect(getProvisional(ctx, account, 999)).rejects.toThrow('no provisional comprobante 999');
+  }, 60_000);
+});
+
+describe('haciendaReachable', () => {
+  it('a port where nothing listens: not reachable, the cause in words; an emulator: reachable, until its IdP is out (503)', async () => {
+    const { ctx } = await context('sqlite');
+    const r = await haciendaReachable(ctx, 1_000);
+    expect(r).toEqual({ ok: false, cause: 'connection refused by 127.0.0.1:9 (nothing listens there)' });
+    const emu = await startEmulator({ processingDelayMs: 10, validationThreads: 0 });
+    try {
+      ctx.hacienda = { environment: 'local', endpoints: resolveEndpoints('local', { baseUrl: emu.url }) };
+      expect(await haciendaReachable(ctx, 2_000)).toEqual({ ok: true });
+      const set = await fetch(`${emu.url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idpOutage: true }) });
+      expect(set.status).toBe(200);
+      const host = new URL(emu.url).host;
+      expect(await haciendaReachable(ctx, 2_000)).toEqual({ ok: false, cause: `the IdP: HTTP 503 Service Unavailable from ${host}` });
+    } finally {
+      await emu.close();
+    }
+  });
+});
+
+describe('/api/contingencia/… (the hosted end: RemoteContingency over the client API)', () => {
+  it('the same use cases through HTTP; another account sees none of it; bad input a 400 naming the field, an unknown id a 404; in /openapi.json', async () => {
+    const { ctx, account } = await context(TEST_STORE, ['local', 'otra']);
+    const app = buildApiApp(ctx, { authenticate: async (h) => ({ base: h === 'Bearer otra' ? 'otra' : 'local' }) });
+    const post = (url: string, payload: unknown, token = 'x') => app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+    try {
+      const remote = new RemoteContingency(async <T,>(path: string, body: unknown) => {
+        const res = await post(path, body);
+        expect(res.statusCode, res.body).toBe(200);
+        return res.json() as T;
+      });
+      const [p] = await remote.record([{ numero: 'P-9', fechaEmision: '2026-10-14T09:30:00-06:00', emisor: '3101123456', totalComprobante: '100' }]);
+      expect(p).toMatchObject({ created: true, provisional: { numero: 'P-9', totalComprobante: '100.00000', kind: 'FE', reemplazo: null } });
+      const doc = await submitDocument(ctx, account, { ...validInvoice(), numeroReferencia: 77, situacion: '2' });
+      expect((await remote.markReplaced(p!.provisional.id, doc.clave)).reemplazo).toEqual({ clave: doc.clave, estado: 'pendiente' });
+      expect(await remote.owed()).toEqual(await contingencyOwed(ctx, account));
+      expect(await remote.provisional(p!.provisional.id)).toEqual(await getProvisional(ctx, account, p!.provisional.id));
+      // Another account: nothing of it.
+      expect((await post('/api/contingencia/pendientes', {}, 'otra')).json().data).toEqual({ provisionales: [], documentos: [] });
+      expect((await post('/api/contingencia/provisional', { id: p!.provisional.id }, 'otra')).statusCode).toBe(404);
+      for (const [url, body, field] of [
+        ['/api/contingencia/registrar', { provisionales: [{ numero: 'P-10', fechaEmision: 'ayer', emisor: '3101123456', totalComprobante: '1' }] }, '[0].fechaEmision'],
+        ['/api/contingencia/registrar', {}, 'provisionales'],
+        ['/api/contingencia/reemplazo', { id: p!.provisional.id, clave: 'corta' }, 'clave'],
+        ['/api/contingencia/provisional', { id: 'uno' }, 'id'],
+      ] as const) {
+        const r = await post(url, body);
+        expect([url, r.statusCode]).toEqual([url, 400]);
+        expect(JSON.stringify(r.json())).toContain(field);
+      }
+      const spec = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, unknown> };
+      for (const path of ['registrar', 'provisional', 'reemplazo', 'pendientes']) expect(spec.paths[`/api/contingencia/${path}`], path).toBeDefined();
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
+});
