@@ -5,7 +5,7 @@
 import type { ServiceContext } from '../service/context.js';
 import type { LocalRun } from '../service/local-run.js';
 import type { ContingencyApi, ContingencyOwed, ProvisionalView } from './contingency.js';
-import { mapped } from './recibidos-local.js';
+import { mapped } from './service-errors.js';
 
 export class LocalContingency implements ContingencyApi {
   constructor(

@@ -2,6 +2,7 @@
 import type { ServiceContext } from '../service/context.js';
 import type { DocumentLinks, PaymentRequest } from '../service/corrections.js';
 import { BackendError, type SubmitOutcome } from './backend.js';
+import { mapped } from './service-errors.js';
 import type { CorrectionsApi } from './corrections.js';
 
 /**
@@ -36,13 +37,8 @@ export class LocalCorrections implements CorrectionsApi {
   }
 
   private async mapped<T>(fn: (accountId: number) => Promise<T>): Promise<T> {
-    const [{ ServiceError }, id] = await Promise.all([import('../service/service-error.js'), this.accountId()]);
-    try {
-      return await fn(id);
-    } catch (e) {
-      if (e instanceof ServiceError) throw new BackendError(e.code === 'not_found' ? 'not_found' : 'invalid', e.message, e.details ?? []);
-      throw e;
-    }
+    const id = await this.accountId();
+    return mapped(() => fn(id));
   }
 }
 

@@ -33,6 +33,7 @@ import {
 import { documentStatusFromRow } from '../service/document-status.js';
 import { LocalRecibidos } from './recibidos-local.js';
 import { LocalContingency } from './contingency-backends.js';
+import { lazyApi, mapped } from './service-errors.js';
 import { inEnglish, LocalNumbering } from './numbering-local.js';
 import { isClave } from '../core/clave.js';
 import { DOCUMENT_STATES, FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';
@@ -371,8 +372,10 @@ class LocalBackend implements Backend {
     return (this.buyer ??= new LocalRecibidos(this.svc, this.run, () => this.accountId()));
   }
 
-  reports = (): import('./reports.js').ReportsApi => ({ iva: async (mes, emisor) => new (await import('./reports-backends.js')).LocalReports(this.svc, () => this.accountId()).iva(mes, emisor) }); // fecr report iva
-  corrections = (): import('./corrections.js').CorrectionsApi => { const l = async () => new (await import('./corrections-backends.js')).LocalCorrections(this.svc, () => this.accountId(), (b) => this.submit(b)); return { annul: async (c, o) => (await l()).annul(c, o), replace: async (c, b, o) => (await l()).replace(c, b, o), payment: async (c, p) => (await l()).payment(c, p), links: async (c) => (await l()).links(c) }; }; // issue 30
+  /** fecr report iva. */
+  reports = () => lazyApi<import('./reports.js').ReportsApi>(async () => new (await import('./reports-backends.js')).LocalReports(this.svc, () => this.accountId()));
+  /** fecr documents annul|replace|payment, and the references fecr status shows (issue 30). */
+  corrections = () => lazyApi<import('./corrections.js').CorrectionsApi>(async () => new (await import('./corrections-backends.js')).LocalCorrections(this.svc, () => this.accountId(), (b) => this.submit(b)));
   contingency = (): import('./contingency.js').ContingencyApi => new LocalContingency(this.svc, this.run, () => this.accountId()); // fecr contingency
   // --- lifecycle -----------------------------------------------------------------------------------
 
@@ -407,20 +410,6 @@ class LocalBackend implements Backend {
     if (!isClave(clave)) return null;
     const [{ getDocument }, id] = await Promise.all([import('../service/documents.js'), this.accountId()]);
     return getDocument(this.svc, id, clave);
-  }
-}
-
-/** Runs a use case; its ServiceError becomes a BackendError (anything else is an internal error). */
-async function mapped<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    const { ServiceError } = await import('../service/service-error.js');
-    if (e instanceof ServiceError) {
-      const code = e.code === 'not_found' ? 'not_found' : e.code === 'service_unavailable' ? 'unavailable' : e.code === 'unauthorized' ? 'auth' : 'invalid';
-      throw new BackendError(code, e.message, e.details ?? []);
-    }
-    throw e;
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import type { ServiceContext } from '../service/context.js';
 import type { LocalRun } from '../service/local-run.js';
+import { mapped } from './service-errors.js';
 import { BackendError } from './backend.js';
 import type { SupplierIssued, SupplierIssueRequest } from './emulator-suppliers.js';
 import type { DecideOptions, RecibidosApi } from './recibidos.js';
@@ -84,15 +85,5 @@ export class LocalRecibidos implements RecibidosApi {
   private async hasWebhook(accountId: number): Promise<boolean> {
     const a = await this.svc.store.db.selectFrom('accounts').select('webhook_url').where('id', '=', accountId).executeTakeFirst();
     return Boolean(a?.webhook_url);
-  }
-}
-
-export async function mapped<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    const { ServiceError } = await import('../service/service-error.js');
-    if (e instanceof ServiceError) throw new BackendError(e.code === 'not_found' ? 'not_found' : e.code === 'service_unavailable' ? 'unavailable' : 'invalid', e.message, e.details ?? []);
-    throw e;
   }
 }

@@ -1,7 +1,7 @@
 /** The reports' two ends (client/reports.ts): the use case in this process, or the hosted service's route. */
 import type { ServiceContext } from '../service/context.js';
 import type { IvaReport } from '../service/report-iva.js';
-import { BackendError } from './backend.js';
+import { mapped } from './service-errors.js';
 import type { ReportsApi } from './reports.js';
 
 export class LocalReports implements ReportsApi {
@@ -11,13 +11,8 @@ export class LocalReports implements ReportsApi {
   ) {}
 
   async iva(mes: string, emisor?: string, opts: { plazoDias?: number } = {}): Promise<IvaReport> {
-    const [{ ivaReport }, { ServiceError }, id] = await Promise.all([import('../service/report-iva.js'), import('../service/service-error.js'), this.accountId()]);
-    try {
-      return await ivaReport(this.svc, id, mes, emisor, opts);
-    } catch (e) {
-      if (e instanceof ServiceError) throw new BackendError(e.code === 'not_found' ? 'not_found' : 'invalid', e.message, e.details ?? []);
-      throw e;
-    }
+    const [{ ivaReport }, id] = await Promise.all([import('../service/report-iva.js'), this.accountId()]);
+    return mapped(() => ivaReport(this.svc, id, mes, emisor, opts));
   }
 }
 
