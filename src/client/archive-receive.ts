@@ -10,11 +10,11 @@ import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
-import type { ArchiveExportOptions, ArchiveExportResult } from '../service/archive.js';
+import type { ArchiveExportResult } from '../service/archive.js';
 import { MANIFEST_NAME } from '../service/archive.js';
 import { BackendError } from './backend.js';
 
-export type ArchiveRequest = Omit<ArchiveExportOptions, 'renderPdf'>;
+export type { ArchiveRequest } from './backend.js';
 
 export async function receiveArchive(body: NodeJS.ReadableStream, out: NodeJS.WritableStream, endOutput: boolean): Promise<ArchiveExportResult> {
   const result: ArchiveExportResult = { documents: { ventas: 0, compras: 0 }, files: 0, bytes: 0 };

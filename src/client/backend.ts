@@ -125,7 +125,7 @@ export interface Backend {
    */
   tipoCambio?(fecha: string, moneda?: string): Promise<TipoCambioInfo>;
   /** A period's archive streamed into `out` (remote: POST /api/archivo/exportar; local mode opens the data dir itself: client/archive.ts). */
-  archive?(out: NodeJS.WritableStream, opts: import('./archive-receive.js').ArchiveRequest): Promise<import('../service/archive.js').ArchiveExportResult>;
+  archive?(out: NodeJS.WritableStream, opts: ArchiveRequest): Promise<import('../service/archive.js').ArchiveExportResult>;
   /** With `impuesto`, also each code's IVA rate (a service that ignores it leaves it out). */
   cabys(text: string, opts?: { impuesto?: boolean }): Promise<CabysEntry[]>;
   /**
@@ -163,8 +163,27 @@ export interface Backend {
   recibidos?(): import('./recibidos.js').RecibidosApi;
   /** The accountant's reports (`fecr report iva`, issue 29). */
   reports?(): import('./reports.js').ReportsApi;
-  /** Annul, replace, pay, and who references a comprobante (`fecr documents annul|replace|payment`, `fecr status`; issue 30). */ corrections?(): import('./corrections.js').CorrectionsApi;
+  /** Annul, replace, pay, and who references a comprobante (`fecr documents annul|replace|payment`, `fecr status`; issue 30). */
+  corrections?(): CorrectionsApi;
   /** Provisional comprobantes of an outage and what is owed (`fecr contingency`, issue 30). */
   contingency?(): import('./contingency.js').ContingencyApi;
   close(): Promise<void>;
+}
+
+/** What `fecr archive export` asks of a backend (the service's export options but the PDF renderer, its own). */
+export type ArchiveRequest = Omit<import('../service/archive.js').ArchiveExportOptions, 'renderPdf'>;
+
+/**
+ * Issue 30 (client/corrections.ts re-exports it): annul a comprobante (an NC), replace one Hacienda rejected, record a
+ * payment against a credit sale (a REP), and who references a comprobante with its balance (`fecr status`).
+ */
+export interface CorrectionsApi {
+  /** Signs and queues the NC that annuls an accepted comprobante in full (as `submit` does a body). */
+  annul(clave: string, opts?: { razon?: string }): Promise<SubmitOutcome>;
+  /** Signs and queues `body` as the replacement of a rejected comprobante (CodigoReferencia 16, TipoDocIR 10). */
+  replace(clave: string, body: unknown, opts?: { razon?: string }): Promise<SubmitOutcome>;
+  /** Signs and queues the REP of a payment received against an accepted credit sale. */
+  payment(clave: string, p: import('../service/corrections.js').PaymentRequest): Promise<SubmitOutcome>;
+  /** The documents that reference a comprobante, and a sale's balance; null for an unknown clave. */
+  links(clave: string): Promise<import('../service/corrections.js').DocumentLinks | null>;
 }

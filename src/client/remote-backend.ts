@@ -21,11 +21,11 @@ import {
   type MailStatus,
   type TaxpayerSummary,
   type TipoCambioInfo,
+  type ArchiveRequest,
 } from './backend.js';
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
 import { RemoteRecibidos } from './recibidos.js';
 import { RemoteReports } from './reports-backends.js';
-import type { ArchiveRequest } from './archive-receive.js';
 import type { ArchiveExportResult } from '../service/archive.js';
 import { RemoteContingency } from './contingency-backends.js';
 import { FINAL_STATES, HELD_STATES } from '../core/lifecycle.js';
