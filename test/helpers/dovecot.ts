@@ -3,7 +3,7 @@
 // the loopback, one user from a passwd file, Maildir storage under the temp dir. As root (CI) its login processes run
 // as dovenull and the mail as dovecot, the users the package creates; as anyone else, all as that user.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +32,7 @@ function idOf(name: string): { uid: number; gid: number } | undefined {
   return { uid: Number(r.stdout.toString().trim()), gid: Number(g.stdout.toString().trim()) };
 }
 
+/** `dir`: a folder of its own (made reachable by dovecot's users when run as root). */
 export async function startDovecot(dir: string, user = 'proveedores', pass = 'clave-de-prueba'): Promise<TestImap> {
   if (!DOVECOT) throw new Error('dovecot is not installed (apt-get install dovecot-imapd)');
   for (const d of ['run', 'state', 'home']) mkdirSync(join(dir, d), { recursive: true });
@@ -40,7 +41,11 @@ export async function startDovecot(dir: string, user = 'proveedores', pass = 'cl
   const me = userInfo();
   const mail = root ? idOf('dovecot') : { uid: me.uid, gid: me.gid };
   if (!mail) throw new Error('running as root, dovecot needs its users dovecot and dovenull (the package creates them)');
-  if (root) chownSync(join(dir, 'home'), mail.uid, mail.gid);
+  if (root) {
+    // The mail processes run as dovecot: they must reach the home under `dir` (a temp dir is 0700).
+    chmodSync(dir, 0o755);
+    chownSync(join(dir, 'home'), mail.uid, mail.gid);
+  }
   const group = root ? 'dovecot' : (spawnSync('id', ['-gn']).stdout.toString().trim() || String(me.gid));
   const port = await freePort();
   const conf = `base_dir = ${dir}/run
