@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildMensajeHaciendaXml } from '../src/core/xml/mensaje.js';
 import { runCli, tempDir } from './helpers/cli.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 import { issueSupplierInvoices, supplierMail, tampered, type IssuedInvoice } from './helpers/supplier-mail.js';
@@ -18,7 +19,7 @@ const BUYER = { tipo: '02', numero: '3101123456', nombre: test.issuer.nombre };
 const work = join(root, 'work');
 const maildir = join(root, 'Maildir');
 const env = { HOME: root, FECR_DATA_DIR: join(root, 'data'), FECR_NO_KEYCHAIN: '1' };
-const fecr = (args: string[]) => runCli(args, { env, cwd: work });
+const fecr = (args: string[], extra: Record<string, string> = {}) => runCli(args, { env: { ...env, ...extra }, cwd: work });
 const CAFETAL = '3101987654';
 const BANCO = '4000001021';
 const MARIA = '114560789';
@@ -46,6 +47,12 @@ beforeAll(async () => {
 
 const byName = (dir: string) => readdirSync(dir).sort();
 
+/** Hacienda's answer about a clave, as a supplier attaches it (unsigned: only its words are read). */
+function mensaje(clave: string, m: 1 | 3): Buffer {
+  const xml = buildMensajeHaciendaXml({ clave, nombreEmisor: 'PROVEEDOR', tipoIdentificacionEmisor: '02', numeroCedulaEmisor: clave.slice(9, 21).replace(/^0+/, ''), mensaje: m, detalleMensaje: m === 1 ? 'Aceptado' : 'Rechazado', totalFactura: '100' });
+  return Buffer.from(`<?xml version="1.0" encoding="utf-8"?>\n${xml}`, 'utf8');
+}
+
 describe('fecr recibidos watch --maildir', () => {
   it('imports, answers by the rules, sets aside with the reason, moves each mail once', async () => {
     const of = (p: string) => inv.filter((i) => i.proveedor === p);
@@ -54,11 +61,12 @@ describe('fecr recibidos watch --maildir', () => {
     const [maria] = of(MARIA);
     await deliver(await supplierMail({ from: 'facturas@cafetal.example', subject: 'Factura 1', attachments: [{ filename: `${caf1!.clave}.xml`, content: caf1!.xml }] }));
     await deliver(await supplierMail({ from: 'facturas@banco.example', subject: 'Factura', attachments: [{ filename: 'factura.xml', content: banco!.xml }] }));
-    // A hostile name: a path and an escape sequence; shown escaped, written nowhere.
-    await deliver(await supplierMail({ from: 'maria@example.com', subject: 'Factura', attachments: [{ filename: '../../\x1b[31mfactura.xml', content: maria!.xml }] }));
+    // A hostile name: a path and an escape sequence; shown escaped, written nowhere. With Hacienda's answer beside it.
+    await deliver(await supplierMail({ from: 'maria@example.com', subject: 'Factura', attachments: [{ filename: '../../\x1b[31mfactura.xml', content: maria!.xml }, { filename: 'respuesta.xml', content: mensaje(maria!.clave, 1) }] }));
     await deliver(await supplierMail({ from: 'facturas@cafetal.example', subject: 'Factura 1 (copia)', attachments: [{ filename: 'copia.xml', content: caf1!.xml }] }));
     const bad = await deliver(await supplierMail({ from: 'falso@cafetal.example', subject: 'Factura 2', attachments: [{ filename: 'f2.xml', content: tampered(caf2!.xml) }] }));
     const empty = await deliver(await supplierMail({ from: 'alguien@example.com', subject: 'Hola', attachments: [] }));
+    const onlyAnswer = await deliver(await supplierMail({ from: 'facturas@cafetal.example', subject: 'Respuesta', attachments: [{ filename: 'mh.xml', content: mensaje(caf2!.clave, 1) }] }));
     const r = await fecr(['recibidos', 'watch', '--maildir', maildir, '--rules', 'rules.json', '--once']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`${caf1!.clave} imported from ${CAFETAL}, accepted by the rules`);
@@ -67,13 +75,16 @@ describe('fecr recibidos watch --maildir', () => {
     expect(r.stdout).toContain(`${caf1!.clave} already imported from ${CAFETAL}, already answered`);
     expect(r.stdout).toMatch(new RegExp(`mail new/${bad}: set aside: f2\\.xml: ds:Signature`));
     expect(r.stdout).toContain(`mail new/${empty}: set aside: no comprobante attached (no XML attachment)`);
+    expect(r.stdout).toContain(`mail new/${onlyAnswer}: set aside: only Hacienda's answer (MensajeHacienda) is attached, not the comprobante`);
     expect(r.stdout + r.stderr).not.toContain('\x1b');
-    expect(r.stderr).toMatch(/6 mails: 4 imported, 2 set aside, 0 left in the inbox/);
+    // maria's attached answer agrees with Hacienda's: nothing is said about it.
+    expect(r.stderr).not.toMatch(/respuesta\.xml/);
+    expect(r.stderr).toMatch(/7 mails: 4 imported, 3 set aside, 0 left in the inbox/);
 
     expect(byName(join(maildir, 'new'))).toEqual([]);
     expect(byName(join(maildir, '.fecr-imported', 'cur'))).toHaveLength(4);
     const aside = byName(join(maildir, '.fecr-set-aside', 'cur'));
-    expect(aside).toEqual([`${bad}:2,`, `${empty}:2,`]);
+    expect(aside).toEqual([`${bad}:2,`, `${empty}:2,`, `${onlyAnswer}:2,`]);
     const badMail = readFileSync(join(maildir, '.fecr-set-aside', 'cur', `${bad}:2,`), 'utf8');
     expect(badMail).toMatch(/^X-Fecr-Set-Aside: f2\.xml: ds:Signature[^\r\n]*\r\nContent-Type|^X-Fecr-Set-Aside: f2\.xml: ds:Signature/);
     expect(badMail).toContain('Subject: Factura 2');
@@ -89,6 +100,19 @@ describe('fecr recibidos watch --maildir', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/0 mails: 0 imported/);
   }, 120_000);
+
+  it("an attached MensajeHacienda that disagrees with Hacienda is a warning; an attachment over the limit sets the mail aside", async () => {
+    const banco = inv.filter((i) => i.proveedor === BANCO)[0]!;
+    // Another copy of banco's mail, with a MensajeHacienda saying rechazado (Hacienda accepted it).
+    const liar = await deliver(await supplierMail({ from: 'facturas@banco.example', subject: 'Factura', attachments: [{ filename: 'f.xml', content: banco.xml }, { filename: 'mh.xml', content: mensaje(banco.clave, 3) }] }));
+    const big = await deliver(await supplierMail({ from: 'x@example.com', subject: 'Grande', attachments: [{ filename: 'grande.xml', content: Buffer.from(`<FacturaElectronica>${'x'.repeat(20_000)}</FacturaElectronica>`) }] }));
+    const r = await fecr(['recibidos', 'watch', '--maildir', maildir, '--once'], { FECR_RECIBIDOS_MAX_BYTES: '16384' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`mail new/${liar}: ${banco.clave} already imported from ${BANCO}, already answered`);
+    expect(r.stderr).toContain(`warning: mail new/${liar}: mh.xml: the attached MensajeHacienda says rechazado, Hacienda says aceptado: Hacienda's word is kept`);
+    expect(r.stdout).toMatch(new RegExp(`mail new/${big}: set aside: grande\\.xml: archivo: 20041 bytes: over the limit of 16384 bytes`));
+    expect(readFileSync(join(maildir, '.fecr-set-aside', 'cur', `${big}:2,`), 'utf8')).toMatch(/^X-Fecr-Set-Aside: grande\.xml: archivo: 20041 bytes: over the limit/);
+  });
 
   it('a rules file that cannot be used: a headline and one line per problem, exit 2', async () => {
     writeFileSync(join(work, 'bad-rules.json'), JSON.stringify({ suppliers: { '31019': 'accept', [BANCO]: { action: 'accept', condicionImpuesto: '9' } }, extra: 1 }));
