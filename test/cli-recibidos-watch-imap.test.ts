@@ -166,4 +166,26 @@ describe.skipIf(!DOVECOT)('fecr recibidos watch --imap: 50 mails, SIGKILL half w
       emu.close();
     }
   }, 600_000);
+
+  it('a watcher outlives a restart of the IMAP server, and stops on SIGTERM (exit 0)', async () => {
+    const w = startWatch(['--interval', '1']);
+    await new Promise((r) => setTimeout(r, 3_000));
+    await imap.stop();
+    await new Promise((r) => setTimeout(r, 2_000));
+    imap = await startDovecot(imapDir, { port: imap.port });
+    const c = client();
+    await c.connect();
+    await c.append('INBOX', await supplierMail({ from: 'alguien@example.com', subject: 'Tras el reinicio', attachments: [] }));
+    await c.logout();
+    const deadline = Date.now() + 60_000;
+    while (!w.lines().some((l) => l.outcome === 'set-aside')) {
+      if (w.child.exitCode !== null) throw new Error(`watch exited: ${w.err()}`);
+      if (Date.now() > deadline) throw new Error(`timed out: ${w.err()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(w.err()).toMatch(/warning: the pass failed: /);
+    w.child.kill('SIGTERM');
+    expect((await w.exited).code).toBe(0);
+    expect(w.lines().map((l) => [l.outcome, l.reasons])).toEqual([['set-aside', ['no comprobante attached (no XML attachment)']]]);
+  }, 120_000);
 });

@@ -32,8 +32,8 @@ function idOf(name: string): { uid: number; gid: number } | undefined {
   return { uid: Number(r.stdout.toString().trim()), gid: Number(g.stdout.toString().trim()) };
 }
 
-/** `dir`: a folder of its own (made reachable by dovecot's users when run as root). */
-export async function startDovecot(dir: string, user = 'proveedores', pass = 'clave-de-prueba'): Promise<TestImap> {
+/** `dir`: a folder of its own (made reachable by dovecot's users when run as root); `port`: again the one of a server stopped. */
+export async function startDovecot(dir: string, opts: { port?: number } = {}, user = 'proveedores', pass = 'clave-de-prueba'): Promise<TestImap> {
   if (!DOVECOT) throw new Error('dovecot is not installed (apt-get install dovecot-imapd)');
   for (const d of ['run', 'state', 'home']) mkdirSync(join(dir, d), { recursive: true });
   writeFileSync(join(dir, 'passwd'), `${user}:{PLAIN}${pass}\n`);
@@ -47,7 +47,7 @@ export async function startDovecot(dir: string, user = 'proveedores', pass = 'cl
     chownSync(join(dir, 'home'), mail.uid, mail.gid);
   }
   const group = root ? 'dovecot' : (spawnSync('id', ['-gn']).stdout.toString().trim() || String(me.gid));
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const conf = `base_dir = ${dir}/run
 state_dir = ${dir}/state
 log_path = ${dir}/dovecot.log

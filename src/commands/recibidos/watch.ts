@@ -136,14 +136,16 @@ export async function run(ctx: Ctx, f: WatchFlags): Promise<void> {
           } catch (e) {
             if (f.once || (e instanceof UserError && e.exitCode === EXIT.usage)) throw e;
             // The next pass opens the mailbox again.
-            writeLine(ctx.io.stderr, safeText(`warning: the pass failed: ${e instanceof Error ? e.message : String(e)}; trying again in ${interval} s`));
+            const { imapErrorText } = await import('../../service/mailbox/imap.js');
+            writeLine(ctx.io.stderr, safeText(`warning: the pass failed: ${imapErrorText(e)}; trying again in ${interval} s`));
             await source?.close().catch(() => undefined);
             source = undefined;
           }
           if (stop.signal.aborted) return;
           await new Promise<void>((resolve) => {
-            const t = setTimeout(resolve, interval * 1000);
-            stop.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+            const wake = () => (clearTimeout(t), resolve());
+            const t = setTimeout(() => (stop.signal.removeEventListener('abort', wake), resolve()), interval * 1000);
+            stop.signal.addEventListener('abort', wake, { once: true });
           });
           if (stop.signal.aborted) return;
         }
@@ -152,7 +154,8 @@ export async function run(ctx: Ctx, f: WatchFlags): Promise<void> {
     );
   } catch (e) {
     if (e instanceof UserError || e instanceof SilentExit) throw e;
-    throw new UserError(safeText(`the mailbox pass failed: ${e instanceof Error ? e.message : String(e)}`));
+    const { imapErrorText } = await import('../../service/mailbox/imap.js');
+    throw new UserError(safeText(`the mailbox pass failed: ${imapErrorText(e)}`));
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -44,6 +44,15 @@ export function parseImapUrl(url: string, env: Record<string, string | undefined
   return { host: u.hostname.replace(/^\[|\]$/g, ''), port: u.port ? Number(u.port) : secure ? 993 : 143, secure, user, pass, mailbox };
 }
 
+/** What went wrong with the IMAP server, in words (imapflow's errors say "Command failed" and keep the rest apart). */
+export function imapErrorText(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const x = e as Error & { authenticationFailed?: boolean; responseText?: string; code?: string };
+  if (x.authenticationFailed) return `the IMAP server refused the user or password${x.responseText ? ` (${x.responseText})` : ''}`;
+  if (x.code === 'ECONNREFUSED' || x.code === 'ENOTFOUND' || x.code === 'ETIMEDOUT' || x.code === 'ECONNRESET') return `the IMAP server cannot be reached (${x.code})`;
+  return x.responseText ? `${x.message}: ${x.responseText}` : x.message;
+}
+
 export class ImapSource implements MailSource {
   readonly label: string;
   private readonly client: ImapFlow;
@@ -57,18 +66,22 @@ export class ImapSource implements MailSource {
     this.client.on('error', () => undefined);
   }
 
+  /** Connects and creates the folders; throws an Error in words (imapErrorText). */
   static async open(t: ImapTarget): Promise<ImapSource> {
     const s = new ImapSource(t);
-    await s.client.connect();
-    for (const folder of [IMPORTED_FOLDER, SET_ASIDE_FOLDER]) await s.client.mailboxCreate(folder);
+    try {
+      await s.client.connect();
+      for (const folder of [IMPORTED_FOLDER, SET_ASIDE_FOLDER]) await s.client.mailboxCreate(folder);
+    } catch (e) {
+      s.client.close();
+      throw new Error(imapErrorText(e));
+    }
     return s;
   }
 
-  get usable(): boolean {
-    return this.client.usable;
-  }
-
   private async inbox(): Promise<void> {
+    // A closed connection fails the pass (the watcher opens the mailbox again), never reads as an empty mailbox.
+    if (!this.client.usable) throw new Error('the connection to the IMAP server was closed');
     if (this.client.mailbox && this.client.mailbox.path === this.t.mailbox) return;
     const box = await this.client.mailboxOpen(this.t.mailbox);
     this.uidValidity = String(box.uidValidity);
