@@ -14,7 +14,7 @@ const MAX_CHARS = 400;
 /** One header value: printable ASCII as it is, anything else as encoded words of at most 75 characters, folded. */
 export function headerValue(text: string): string {
   const one = text.replace(/\s+/g, ' ').trim();
-  const cut = [...one].length > MAX_CHARS ? `${[...one].slice(0, MAX_CHARS - 1).join('')}…` : one;
+  const cut = [...one].length > MAX_CHARS ? `${[...one].slice(0, MAX_CHARS - 3).join('')}...` : one;
   if (/^[\x20-\x7e]*$/.test(cut)) return cut;
   const words: string[] = [];
   let chunk = '';
