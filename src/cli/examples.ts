@@ -250,6 +250,11 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr recibidos watch --maildir ~/Maildir --once', 'one pass over a Maildir, every comprobante held for you to answer'],
     ['fecr recibidos watch --maildir ~/Maildir --once --json', 'one JSON line per mail'],
   ],
+  'accounts mailbox': [
+    ['fecr accounts mailbox acme --imap imaps://facturas@mail.example.cr/INBOX --rules reglas.json', "password in FECR_IMAP_PASSWORD: fecr serve's worker reads the account's suppliers' mail every 60 s"],
+    ['fecr accounts mailbox acme', 'the setting (never the password)'],
+    ['fecr accounts mailbox acme --clear', 'stop reading it'],
+  ],
   'recibidos list': [
     ['fecr recibidos list', 'every received document, newest first'],
     ['fecr recibidos list --state pendiente --since 2026-11-01', 'not answered yet, issued since a date'],

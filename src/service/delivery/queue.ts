@@ -317,6 +317,7 @@ class PgQueue extends BaseQueue implements JobQueue {
       document_id: p.document_id ?? null,
       delivery_id: p.delivery_id ?? null,
       email_id: p.email_id ?? null,
+      account_id: p.account_id ?? null,
       run_at: new Date(gw.run_at).getTime(),
       attempts: (p.prior ?? 0) + gw.attempts,
       lease_owner: gw.locked_by,

@@ -13,6 +13,7 @@ import { issuerCredentialsRefused } from './0011-issuer-credentials-refused.js';
 import { recibidosRespuestas } from './0012-recibidos-respuestas.js';
 import { documentNumbering } from './0013-document-numbering.js';
 import { exchangeRates } from './0014-exchange-rates.js';
+import { accountMailboxes } from './0017-account-mailboxes.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012-recibidos-respuestas': recibidosRespuestas,
   '0013-document-numbering': documentNumbering,
   '0014-exchange-rates': exchangeRates,
+  '0017-account-mailboxes': accountMailboxes,
 };
 
 export const migrationProvider: MigrationProvider = {
