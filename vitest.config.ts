@@ -17,6 +17,7 @@ const ON_BOTH_STORES = [
   'test/queue-deferred.test.ts',
   'test/service-credentials-hold.test.ts',
   'test/service-numbering.test.ts',
+  'test/hosted-mailbox.test.ts',
 ];
 
 export default defineConfig({

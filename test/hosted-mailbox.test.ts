@@ -7,6 +7,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
@@ -14,6 +15,7 @@ import { runCli, tempDir } from './helpers/cli.js';
 import { DOVECOT, startDovecot, type TestImap } from './helpers/dovecot.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 import { spawnFecr, type Spawned } from './helpers/spawn.js';
+import { serviceStoreEnv, TEST_STORE } from './helpers/stores.js';
 import { supplierMail, tampered } from './helpers/supplier-mail.js';
 
 const root = tempDir('fecr-hosted-mailbox-');
@@ -24,7 +26,9 @@ const BUYER = { tipo: '02', numero: '3101123456', nombre: test.issuer.nombre };
 const CAFETAL = '3101987654';
 const MARIA = '114560789';
 const work = join(root, 'work');
-const serverEnv = { HOME: join(root, 'server-home'), FECR_DATA_DIR: join(root, 'server-data'), FECR_NO_KEYCHAIN: '1' };
+// On both stores: SQLite in the data dir, or PostgreSQL (FECR_DATABASE_URL) in the "postgres" project.
+const storeEnv = await serviceStoreEnv();
+const serverEnv = { HOME: join(root, 'server-home'), FECR_DATA_DIR: join(root, 'server-data'), FECR_NO_KEYCHAIN: '1', ...storeEnv.env };
 const env = { HOME: join(root, 'home'), FECR_NO_KEYCHAIN: '1', FECR_PROFILE: 'hosted' };
 const fecr = (args: string[], opts: { stdin?: string } = {}) => runCli(args, { env, cwd: work, ...opts });
 let serve: Spawned<{ authUrl: string; baseUrl: string }> | undefined;
@@ -53,11 +57,60 @@ async function until(what: string, cond: () => Promise<boolean> | boolean, ms = 
   const deadline = Date.now() + ms;
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${serve?.stderr() ?? ''}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
-const startServe = () => spawnFecr<{ authUrl: string; baseUrl: string }>(['serve', '--data-dir', serverEnv.FECR_DATA_DIR, '--hacienda-url', emu!.url], { env: serverEnv });
+/** Rows of received documents in the store (read directly: fast enough to stop the server mid-pass). */
+async function storedRows(): Promise<number> {
+  if (TEST_STORE === 'postgres') {
+    const c = new pg.Client({ connectionString: storeEnv.url });
+    await c.connect();
+    try {
+      return Number((await c.query('select count(*) as n from recibidos')).rows[0].n);
+    } finally {
+      await c.end();
+    }
+  }
+  const d = new Database(join(serverEnv.FECR_DATA_DIR, 'fecr.db'), { readonly: true });
+  try {
+    return (d.prepare('SELECT COUNT(*) AS n FROM recibidos').get() as { n: number }).n;
+  } catch {
+    return 0; // not migrated yet
+  } finally {
+    d.close();
+  }
+}
+
+/** The account's mailbox jobs not done: the jobs table on SQLite, graphile-worker's on PostgreSQL. */
+async function openMailboxJobs(): Promise<number> {
+  if (TEST_STORE === 'postgres') {
+    const c = new pg.Client({ connectionString: storeEnv.url });
+    await c.connect();
+    try {
+      return Number((await c.query("select count(*) as n from graphile_worker.jobs where task_identifier = 'fecr_mailbox'")).rows[0].n);
+    } finally {
+      await c.end();
+    }
+  }
+  const d = new Database(join(serverEnv.FECR_DATA_DIR, 'fecr.db'), { readonly: true });
+  try {
+    return (d.prepare("SELECT COUNT(*) AS n FROM jobs WHERE type = 'mailbox' AND done_at IS NULL").get() as { n: number }).n;
+  } finally {
+    d.close();
+  }
+}
+
+/** `fecr serve` on the test's store; the profile pointed at it (each start has new ports) and logged in. */
+async function startServe(): Promise<Spawned<{ authUrl: string; baseUrl: string }>> {
+  const s = await spawnFecr<{ authUrl: string; baseUrl: string }>(['serve', '--data-dir', serverEnv.FECR_DATA_DIR, '--hacienda-url', emu!.url], { env: serverEnv });
+  expect((await fecr(['config', 'set', 'authUrl', s.ready.authUrl])).code).toBe(0);
+  expect((await fecr(['config', 'set', 'baseUrl', s.ready.baseUrl])).code).toBe(0);
+  // Another server URL is another session.
+  const login = await fecr(['login', '--base', 'acme', '--password-stdin'], { stdin: `${PASSWORD}\n` });
+  expect(login.code, login.stderr).toBe(0);
+  return s;
+}
 
 beforeAll(async () => {
   if (!DOVECOT) return;
@@ -73,9 +126,6 @@ beforeAll(async () => {
   const acct = await runCli(['accounts', 'create', 'acme', '--password-stdin'], { env: serverEnv, stdin: `${PASSWORD}\n` });
   expect(acct.code, acct.stderr).toBe(0);
   serve = await startServe();
-  expect((await fecr(['config', 'set', 'authUrl', serve.ready.authUrl])).code).toBe(0);
-  expect((await fecr(['config', 'set', 'baseUrl', serve.ready.baseUrl])).code).toBe(0);
-  expect((await fecr(['login', '--base', 'acme', '--password-stdin'], { stdin: `${PASSWORD}\n` })).code).toBe(0);
   const reg = await fecr(['emisor', 'register', 'issuer.json']);
   expect(reg.code, reg.stderr).toBe(0);
   await serve.stop();
@@ -101,6 +151,7 @@ afterAll(async () => {
   await imap?.stop();
   rmSync(root, { recursive: true, force: true });
   rmSync(imapDir, { recursive: true, force: true });
+  await storeEnv.drop();
 });
 
 describe.skipIf(!DOVECOT)('fecr accounts mailbox: the service reads an account\'s suppliers\' mail', () => {
@@ -111,40 +162,33 @@ describe.skipIf(!DOVECOT)('fecr accounts mailbox: the service reads an account\'
     expect(set.stdout).toContain(`imap\t${url} (password sealed)`);
     expect(set.stdout + set.stderr).not.toContain(imap!.pass);
 
-    const db = () => new Database(join(serverEnv.FECR_DATA_DIR, 'fecr.db'), { readonly: true });
-    const stored = () => {
-      const d = db();
-      try {
-        return (d.prepare('SELECT COUNT(*) AS n FROM recibidos').get() as { n: number }).n;
-      } finally {
-        d.close();
-      }
+    const recibidos = async () => {
+      const r = await fecr(['recibidos', 'list', '--json']);
+      if (r.code !== 0) throw new Error(`recibidos list: ${r.stderr}`);
+      return JSON.parse(r.stdout) as { clave: string; estado: string; emisor: { numero: string | null } }[];
     };
     serve = await startServe();
-    await until('the first comprobantes stored', () => stored() >= 2);
+    await until('the first comprobantes stored', async () => (await storedRows()) >= 2, 60_000);
     serve.child.kill('SIGKILL');
     await serve.stop();
+    // Killed mid-pass: mails still in the inbox.
+    expect(await count('INBOX')).toBeGreaterThan(0);
     serve = await startServe();
     // After the dead worker's lease (30 s) the job runs again, and finishes the mailbox.
     await until('the inbox emptied', async () => (await count('INBOX')) === 0, 150_000);
     expect(await count('fecr-imported')).toBe(8);
     expect(await count('fecr-set-aside')).toBe(4);
 
-    const d = db();
-    try {
-      const rows = d.prepare("SELECT clave, emisor_numero, estado FROM recibidos WHERE estado != 'invalido'").all() as { clave: string; emisor_numero: string; estado: string }[];
-      expect(rows).toHaveLength(6);
-      expect(new Set(rows.map((r) => r.clave)).size).toBe(6);
-      expect(rows.filter((r) => r.emisor_numero === CAFETAL).map((r) => r.estado)).toEqual(['aceptado', 'aceptado', 'aceptado']);
-      expect(rows.filter((r) => r.emisor_numero === MARIA).map((r) => r.estado)).toEqual(['pendiente', 'pendiente', 'pendiente']);
-      expect((d.prepare("SELECT COUNT(*) AS n FROM recibidos WHERE estado = 'invalido'").get() as { n: number }).n).toBe(2);
-      const mr = d.prepare("SELECT clave FROM documents WHERE kind LIKE 'MR%'").all() as { clave: string }[];
-      expect(mr).toHaveLength(3);
-      // The job is there for the next pass, one for the account.
-      expect((d.prepare("SELECT COUNT(*) AS n FROM jobs WHERE type = 'mailbox' AND done_at IS NULL").get() as { n: number }).n).toBe(1);
-    } finally {
-      d.close();
-    }
+    const all = await recibidos();
+    const rows = all.filter((r) => r.estado !== 'invalido');
+    expect(rows).toHaveLength(6);
+    expect(new Set(rows.map((r) => r.clave)).size).toBe(6);
+    expect(rows.filter((r) => r.emisor.numero === CAFETAL).map((r) => r.estado)).toEqual(['aceptado', 'aceptado', 'aceptado']);
+    expect(rows.filter((r) => r.emisor.numero === MARIA).map((r) => r.estado)).toEqual(['pendiente', 'pendiente', 'pendiente']);
+    expect(all.filter((r) => r.estado === 'invalido')).toHaveLength(2);
+    // One job waits for the next pass of the account's mailbox.
+    expect(await openMailboxJobs()).toBe(1);
+
     // At Hacienda: one MensajeReceptor per accepted clave.
     const mrKeys = () => emu!.state.store.listReceptions().map((r) => r.key).filter((k) => k.includes('-'));
     await until('the answers received by the emulator', () => mrKeys().length >= 3, 60_000);
