@@ -55,7 +55,7 @@ function startWatch(args: string[]) {
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const lines = () => stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { id: string; outcome: string; reasons: string[]; documents: { clave: string; creado: boolean; regla: string | null }[] });
+  const lines = () => stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { id: string; outcome: string; reasons: string[]; documents: { clave: string; creado: boolean; rule: string | null }[] });
   return { child, exited, lines, err: () => stderr };
 }
 

@@ -81,7 +81,7 @@ function sinkOf(r: RecibidosApi): MailSink {
   };
 }
 
-const RULE_TEXT: Record<string, string> = { aceptado: 'accepted by the rules', retenido: 'held', 'ya respondido': 'already answered', pendiente: 'to accept once Hacienda has it', fallido: 'the answer failed' };
+const RULE_TEXT: Record<string, string> = { accepted: 'accepted by the rules', held: 'held', 'answered before': 'already answered', deferred: 'to accept once Hacienda has it', failed: 'the answer failed' };
 
 function printMail(ctx: Ctx, m: MailOutcome, json: boolean): void {
   if (json) writeLine(ctx.io.stdout, safeJson(m));
@@ -89,7 +89,7 @@ function printMail(ctx: Ctx, m: MailOutcome, json: boolean): void {
   else {
     for (const d of m.documents) {
       if (d.estado === 'invalido') continue;
-      const what = `${d.clave} ${d.creado ? 'imported' : 'already imported'} from ${d.emisor ?? '?'}${d.regla ? `, ${RULE_TEXT[d.regla] ?? d.regla}` : ''}`;
+      const what = `${d.clave} ${d.creado ? 'imported' : 'already imported'} from ${d.emisor ?? '?'}${d.rule ? `, ${RULE_TEXT[d.rule] ?? d.rule}` : ''}`;
       writeLine(ctx.io.stdout, safeText(`mail ${m.id}: ${what}${m.outcome === 'retry' ? ' (left in the inbox)' : ''}`));
     }
   }

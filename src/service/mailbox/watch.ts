@@ -51,8 +51,11 @@ export interface MailDocument {
   estado: string;
   creado: boolean;
   emisor: string | null;
-  /** What the rule did: accepted now, held, already answered before, or why it could not. */
-  regla: 'aceptado' | 'retenido' | 'ya respondido' | 'pendiente' | 'fallido' | null;
+  /**
+   * What the rules did (the mail's fields are English, the import's are the API's Spanish ones): accepted now, held
+   * for a person, answered before, deferred (Hacienda has no record of it yet: the mail stays), or the answer failed.
+   */
+  rule: 'accepted' | 'held' | 'answered before' | 'deferred' | 'failed' | null;
 }
 
 export interface MailOutcome {
@@ -110,7 +113,7 @@ async function processMail(src: MailSource, sink: MailSink, rules: MailRules, re
     return aside(got.bytes, [why], mail);
   }
   const results = await sink.import(mail.comprobantes.map((a): ImportFile => ({ name: a.name, bytes: a.bytes, ...(a.size !== undefined ? { size: a.size } : {}) })));
-  const documents: MailDocument[] = results.map((r) => ({ archivo: r.archivo, clave: r.clave, estado: r.estado, creado: r.creado, emisor: r.emisor, regla: null }));
+  const documents: MailDocument[] = results.map((r) => ({ archivo: r.archivo, clave: r.clave, estado: r.estado, creado: r.creado, emisor: r.emisor, rule: null }));
   const valid = results.filter((r) => r.estado !== 'invalido');
   if (valid.length === 0) return aside(got.bytes, results.map((r) => `${r.archivo}: ${firstFinding(r)}`), mail, documents);
 
@@ -128,22 +131,22 @@ async function processMail(src: MailSource, sink: MailSink, rules: MailRules, re
     const d = documents[i]!;
     if (r.estado === 'invalido' || !r.clave) continue;
     if (r.estado !== 'pendiente') {
-      d.regla = 'ya respondido';
+      d.rule = 'answered before';
       continue;
     }
     const rule = rules.ruleFor(r.emisor);
     if (rule.action === 'hold') {
-      d.regla = 'retenido';
+      d.rule = 'held';
       continue;
     }
     const answer = await sink.accept(r.clave, rule.condicionImpuesto);
-    if ('ok' in answer) d.regla = 'aceptado';
+    if ('ok' in answer) d.rule = 'accepted';
     else if ('retry' in answer) {
-      d.regla = 'pendiente';
+      d.rule = 'deferred';
       retry = true;
       notes.push(`${r.clave}: not accepted yet (${answer.retry}); the mail stays in the inbox and is read again`);
     } else {
-      d.regla = 'fallido';
+      d.rule = 'failed';
       notes.push(`${r.clave}: the rule's answer failed: ${answer.failed}; answer it by hand (fecr recibidos aceptar)`);
     }
   }
