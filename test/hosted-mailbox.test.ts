@@ -197,7 +197,38 @@ describe.skipIf(!DOVECOT)('fecr accounts mailbox: the service reads an account\'
 
     const shown = await runCli(['accounts', 'mailbox', 'acme', '--json'], { env: serverEnv, cwd: work });
     expect(JSON.parse(shown.stdout)).toEqual({ imapUrl: url, intervalS: 10, rules: { default: 'hold', suppliers: { [CAFETAL]: 'accept' } } });
+  }, 400_000);
+
+  it('SIGTERM mid-pass: the server stops after the mail in hand, and the next one goes on at once (no lease to wait for)', async () => {
+    const genuine = docs.filter((d) => d.proveedor === MARIA).slice(0, 3);
+    const c = client();
+    await c.connect();
+    for (let i = 0; i < 30; i++) await c.append('INBOX', await supplierMail({ from: 'facturas@proveedor.example', subject: `Reenvío ${i}`, attachments: [{ filename: 'copia.xml', content: genuine[i % 3]!.xml }] }));
+    await c.logout();
+    await serve!.stop();
+    serve = await startServe();
+    const before = await count('fecr-imported');
+    await until('the pass under way', async () => (await count('fecr-imported')) > before, 60_000);
+    const t0 = Date.now();
+    expect(await serve.stop('SIGTERM')).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    const left = await count('INBOX');
+    expect(left, 'stopped mid-pass').toBeGreaterThan(0);
+    serve = await startServe();
+    const t1 = Date.now();
+    await until('the inbox emptied', async () => (await count('INBOX')) === 0, 25_000);
+    // The next pass was queued for now: well before a dead worker's 30 s lease would have run out.
+    expect(Date.now() - t1).toBeLessThan(20_000);
+    expect(await count('fecr-imported')).toBe(8 + 30);
+    expect((await recibidosCount()).valid).toBe(6);
+
     const cleared = await runCli(['accounts', 'mailbox', 'acme', '--clear'], { env: serverEnv, cwd: work });
     expect(cleared.code, cleared.stderr).toBe(0);
-  }, 400_000);
+    expect(cleared.stderr).toContain('the mailbox of acme removed');
+  }, 200_000);
 });
+
+async function recibidosCount(): Promise<{ valid: number }> {
+  const r = await fecr(['recibidos', 'list', '--json']);
+  return { valid: (JSON.parse(r.stdout) as { estado: string }[]).filter((x) => x.estado !== 'invalido').length };
+}

@@ -50,6 +50,8 @@ export interface JobQueue {
   readonly owner: string;
   /** True once kill() was called: jobs in flight write nothing more. */
   readonly aborted: boolean;
+  /** True once stop() (or kill()) was called: a long job (a mailbox pass) ends after the step in hand. */
+  readonly stopping: boolean;
   start(): void;
   /** Checks the queue now. */
   wake(): void;
@@ -70,7 +72,7 @@ export function openQueue(ctx: ServiceContext, log: Logger, opts: QueueOptions, 
 abstract class BaseQueue {
   owner: string;
   aborted = false;
-  protected stopping = false;
+  stopping = false;
   protected readonly inflight = new Map<number, Promise<void>>();
   protected heartbeatTimer: NodeJS.Timeout | undefined;
 

@@ -300,7 +300,7 @@ class DeliveryWorker implements Worker, JobEnv {
       else if (job.type === 'email') {
         const out = await this.mails.run(job, owner, () => this.queue.aborted);
         if (out.result === 'sent') this.stats.mailsSent++;
-      } else if (job.type === 'mailbox') await (await import('../mailbox/account.js')).runMailboxJob(this.ctx, job, owner, () => this.queue.aborted);
+      } else if (job.type === 'mailbox') await (await import('../mailbox/account.js')).runMailboxJob(this.ctx, job, owner, this.queue);
       else {
         this.checkAlive();
         await completeJob(this.ctx.store.db, job, owner, this.ctx.now(), `unknown job type ${String(job.type)}`);

@@ -111,8 +111,12 @@ function serviceSink(ctx: ServiceContext, accountId: number, importer: Recibidos
   };
 }
 
-/** The worker's `mailbox` job: one pass over the account's mailbox, then the next pass queued. */
-export async function runMailboxJob(ctx: ServiceContext, job: Job, owner: string, aborted: () => boolean): Promise<void> {
+/**
+ * The worker's `mailbox` job: one pass over the account's mailbox, then the next pass queued. A worker that stops
+ * ends the pass after the mail in hand and queues the next one now (another worker takes it); one killed settles
+ * nothing (the job runs again after its lease).
+ */
+export async function runMailboxJob(ctx: ServiceContext, job: Job, owner: string, queue: { readonly aborted: boolean; readonly stopping: boolean }): Promise<void> {
   const accountId = job.account_id;
   const row = accountId === null ? undefined : await ctx.store.db.selectFrom('account_mailboxes').selectAll().where('account_id', '=', accountId).executeTakeFirst();
   if (!row || accountId === null) return completeJob(ctx.store.db, job, owner, ctx.now(), 'no mailbox set for the account');
@@ -121,7 +125,7 @@ export async function runMailboxJob(ctx: ServiceContext, job: Job, owner: string
   let source: ImapSource | undefined;
   const importer = new RecibidosImporter(ctx, accountId);
   const stop = new AbortController();
-  const watchAbort = setInterval(() => aborted() && stop.abort(), 200);
+  const watchAbort = setInterval(() => (queue.stopping || queue.aborted) && stop.abort(), 200);
   try {
     const target = parseImapUrl(row.imap_url, { [IMAP_PASSWORD_VAR]: ctx.secrets.open(row.password_enc, passwordContext(accountId)) });
     const rules = row.rules_json === '{}' ? HOLD_ALL : parseMailRules(JSON.parse(row.rules_json));
@@ -140,11 +144,12 @@ export async function runMailboxJob(ctx: ServiceContext, job: Job, owner: string
     await source?.close();
     await importer.close();
   }
-  // The worker is stopping: nothing is settled, the job runs again on the next worker (the pass is harmless twice).
-  if (aborted()) throw new Error('the worker is stopping');
+  // Killed: nothing is settled, the job runs again after its lease (a pass is harmless twice).
+  if (queue.aborted) throw new Error('the worker was killed');
   const now = ctx.now();
+  const next = stop.signal.aborted ? now : now + row.interval_s * 1000;
   await ctx.store.db.transaction().execute(async (trx) => {
     await completeJob(trx, job, owner, now, error);
-    await enqueueJob(trx, { type: 'mailbox', account_id: accountId, run_at: now + row.interval_s * 1000 }, now);
+    await enqueueJob(trx, { type: 'mailbox', account_id: accountId, run_at: next }, now);
   });
 }
