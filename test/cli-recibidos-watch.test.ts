@@ -114,6 +114,16 @@ describe('fecr recibidos watch --maildir', () => {
     expect(readFileSync(join(maildir, '.fecr-set-aside', 'cur', `${big}:2,`), 'utf8')).toMatch(/^X-Fecr-Set-Aside: grande\.xml: archivo: 20041 bytes: over the limit/);
   });
 
+  it('a mail over 25 MiB is set aside unread, its reason beside it', async () => {
+    const big = `${1_800_000_000}.BIG.test`;
+    writeFileSync(join(maildir, 'new', big), Buffer.alloc(25 * 1024 * 1024 + 10, 0x61));
+    const r = await fecr(['recibidos', 'watch', '--maildir', maildir, '--once']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`mail new/${big}: set aside: the mail is 26214410 bytes, over the limit of 26214400 bytes: not read`);
+    expect(readFileSync(join(maildir, '.fecr-set-aside', 'reasons', `${big}.txt`), 'utf8')).toMatch(/over the limit of 26214400 bytes/);
+    expect(existsSync(join(maildir, '.fecr-set-aside', 'cur', `${big}:2,`))).toBe(true);
+  });
+
   it('a rules file that cannot be used: a headline and one line per problem, exit 2', async () => {
     writeFileSync(join(work, 'bad-rules.json'), JSON.stringify({ suppliers: { '31019': 'accept', [BANCO]: { action: 'accept', condicionImpuesto: '9' } }, extra: 1 }));
     const r = await fecr(['recibidos', 'watch', '--maildir', maildir, '--rules', 'bad-rules.json', '--once']);
