@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import type { Job as GraphileJob, JobHelpers, Runner, TaskList, WorkerPool } from 'graphile-worker';
 import type { Logger } from 'pino';
-import type { Job } from '../../store/schema.js';
+import type { Job, JobType } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
 import {
   DEFERRED_JOB_TYPES,
@@ -43,6 +43,8 @@ export interface QueueOptions {
    * slots that no other due job wants. PostgreSQL orders them by priority instead (jobs.ts).
    */
   deferredConcurrency: number;
+  /** Job types this queue never takes (a CLI command's worker leaves the accounts' mailbox jobs to `fecr serve`). */
+  skipTypes?: readonly JobType[];
 }
 
 export interface JobQueue {
@@ -127,7 +129,7 @@ class SqliteQueue extends BaseQueue implements JobQueue {
       if (free > 0) {
         try {
           const lease = { owner: this.owner, leaseMs: this.o.leaseMs };
-          const jobs = await leaseJobs(this.ctx, { ...lease, limit: free, exceptTypes: DEFERRED_JOB_TYPES });
+          const jobs = await leaseJobs(this.ctx, { ...lease, limit: free, exceptTypes: [...DEFERRED_JOB_TYPES, ...(this.o.skipTypes ?? [])] });
           // The slots nothing else wants, up to the deferred jobs' own limit.
           const deferredFree = Math.min(free - jobs.length, this.o.deferredConcurrency - this.deferredInflight.size);
           if (deferredFree > 0 && !this.stopping && !this.deferredHeld) jobs.push(...(await leaseJobs(this.ctx, { ...lease, limit: deferredFree, types: DEFERRED_JOB_TYPES })));
@@ -263,7 +265,7 @@ class PgQueue extends BaseQueue implements JobQueue {
       void this.beat();
     });
     const taskList: TaskList = {};
-    for (const type of JOB_TYPES) taskList[QUEUE_TASKS[type]] = (payload, helpers) => this.runQueued(type, payload, helpers);
+    for (const type of JOB_TYPES) if (!this.o.skipTypes?.includes(type)) taskList[QUEUE_TASKS[type]] = (payload, helpers) => this.runQueued(type, payload, helpers);
     const log = this.log;
     this.runner = await run({
       pgPool,
