@@ -18,6 +18,7 @@ const ON_BOTH_STORES = [
   'test/service-credentials-hold.test.ts',
   'test/service-numbering.test.ts',
   'test/service-corrections.test.ts',
+  'test/hosted-mailbox.test.ts',
 ];
 
 export default defineConfig({

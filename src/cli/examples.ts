@@ -273,6 +273,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   recibidos: [
     ['fecr recibidos import facturas/', "check and keep a folder of suppliers' XML"],
     ['fecr recibidos list --state pendiente', 'the ones still to answer'],
+    ['fecr recibidos watch --imap imaps://facturas@mail.example.cr/INBOX --rules reglas.json', "read the suppliers' mailbox, import and answer as the rules say"],
   ],
   report: [['fecr report iva 2026-11', "the month's IVA figures: sales, purchases, the difference"]],
   'report iva': [
@@ -284,6 +285,16 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr recibidos import factura-proveedor.xml', 'one file: its checks, then kept (or refused with its reasons)'],
     ['fecr recibidos import facturas/ --json', 'a folder, the results as JSON'],
     ['fecr recibidos import - < factura.xml', 'from stdin'],
+  ],
+  'recibidos watch': [
+    ['fecr recibidos watch --imap imaps://facturas@mail.example.cr/INBOX --rules reglas.json', 'password in FECR_IMAP_PASSWORD; every 60 s until Ctrl-C: mails done go to fecr-imported, those without a valid comprobante to fecr-set-aside'],
+    ['fecr recibidos watch --maildir ~/Maildir --once', 'one pass over a Maildir, every comprobante held for you to answer'],
+    ['fecr recibidos watch --maildir ~/Maildir --once --json', 'one JSON line per mail'],
+  ],
+  'accounts mailbox': [
+    ['fecr accounts mailbox acme --imap imaps://facturas@mail.example.cr/INBOX --rules reglas.json', "password in FECR_IMAP_PASSWORD: fecr serve's worker reads the account's suppliers' mail every 60 s"],
+    ['fecr accounts mailbox acme', 'the setting (never the password)'],
+    ['fecr accounts mailbox acme --clear', 'stop reading it'],
   ],
   'recibidos list': [
     ['fecr recibidos list', 'every received document, newest first'],

@@ -321,6 +321,8 @@ export class LocalRun {
       pollIntervalMs: 20,
       // Short leases: after a Ctrl-C or kill, the next command takes the jobs over within seconds.
       leaseMs: 6_000,
+      // An account's suppliers' mailbox (`fecr accounts mailbox`) is read by `fecr serve`, never by a CLI command.
+      skipJobTypes: ['mailbox'],
     };
     this.worker = startWorker(this.svc, opts);
     // A batch takes every verdict first: its mails wait for untilMailsSent.

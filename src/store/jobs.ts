@@ -45,8 +45,10 @@ import type { Database, Job, JobType, Millis } from './schema.js';
 import type { Store } from './store.js';
 
 /** graphile-worker task identifiers of the job types. */
-export const QUEUE_TASKS: Readonly<Record<JobType, string>> = { send: 'fecr_send', poll: 'fecr_poll', webhook: 'fecr_webhook', email: 'fecr_email' };
-export const JOB_TYPES: readonly JobType[] = ['send', 'poll', 'webhook', 'email'];
+export const QUEUE_TASKS: Readonly<Record<JobType, string>> = { send: 'fecr_send', poll: 'fecr_poll', webhook: 'fecr_webhook', email: 'fecr_email', mailbox: 'fecr_mailbox' };
+export const JOB_TYPES: readonly JobType[] = ['send', 'poll', 'webhook', 'email', 'mailbox'];
+/** Jobs that run for ever (an account's suppliers' mailbox, read every few minutes): never counted as pending work. */
+export const RECURRING_JOB_TYPES: readonly JobType[] = ['mailbox'];
 
 /** The payload of a graphile-worker job of ours. */
 export interface QueuePayload {
@@ -54,6 +56,8 @@ export interface QueuePayload {
   delivery_id: number | null;
   /** The mail of an `email` job (absent in payloads written before it existed). */
   email_id?: number | null;
+  /** The account of a `mailbox` job. */
+  account_id?: number | null;
   /** Tries before this job row (carried over reschedules). */
   prior: number;
   /** When the first job of this chain was enqueued (epoch ms): the poll and webhook windows count from it. */
@@ -73,7 +77,8 @@ export function isPostgres(db: Kysely<any>): boolean {
 export const PARKED_RUN_AT: Millis = Date.UTC(9999, 0, 1);
 
 /** The dedupe key of a job: one pending job per document step or delivery. */
-export function jobKey(type: JobType, documentId: number | null | undefined, deliveryId: number | null | undefined, emailId?: number | null): string | null {
+export function jobKey(type: JobType, documentId: number | null | undefined, deliveryId: number | null | undefined, emailId?: number | null, accountId?: number | null): string | null {
+  if (type === 'mailbox') return accountId == null ? null : `mailbox:${accountId}`;
   if (type === 'email') return emailId == null ? null : `email:${emailId}`;
   if (type === 'webhook') return deliveryId == null ? null : `webhook:${deliveryId}`;
   return documentId == null ? null : `${type}:${documentId}`;
@@ -94,7 +99,7 @@ export const DEFERRED_JOB_TYPES: readonly JobType[] = ['email'];
 export const PG_MAX_ATTEMPTS = 32767;
 
 async function pgAddJob(db: Executor, type: JobType, payload: QueuePayload, runAt: Millis, mode: 'replace' | 'preserve_run_at'): Promise<number> {
-  const key = jobKey(type, payload.document_id, payload.delivery_id, payload.email_id);
+  const key = jobKey(type, payload.document_id, payload.delivery_id, payload.email_id, payload.account_id);
   const priority = DEFERRED_JOB_TYPES.includes(type) ? 1 : 0;
   const r = await sql<{ id: string | number }>`select id from graphile_worker.add_job(${QUEUE_TASKS[type]}, ${JSON.stringify(payload)}::json, run_at => to_timestamp(${runAt}::double precision / 1000), job_key => ${key}, job_key_mode => ${mode}, priority => ${priority}::int, max_attempts => ${PG_MAX_ATTEMPTS}::int)`.execute(db);
   return Number(r.rows[0]!.id);
@@ -162,6 +167,7 @@ export interface NewJob {
   document_id?: number | null;
   delivery_id?: number | null;
   email_id?: number | null;
+  account_id?: number | null;
   run_at: Millis;
 }
 
@@ -232,7 +238,7 @@ export async function renewLeases(ctx: QueueContext, owner: string, ids: readonl
 /** Adds a job (in the caller's transaction when `db` is one). */
 export async function enqueueJob(db: Executor, job: NewJob, now: Millis): Promise<number> {
   if (isPostgres(db)) {
-    const payload: QueuePayload = { document_id: job.document_id ?? null, delivery_id: job.delivery_id ?? null, ...(job.email_id != null ? { email_id: job.email_id } : {}), prior: 0, since: now, last_error: null };
+    const payload: QueuePayload = { document_id: job.document_id ?? null, delivery_id: job.delivery_id ?? null, ...(job.email_id != null ? { email_id: job.email_id } : {}), ...(job.account_id != null ? { account_id: job.account_id } : {}), prior: 0, since: now, last_error: null };
     return pgAddJob(db, job.type, payload, job.run_at, 'replace');
   }
   const row = await db
@@ -242,6 +248,7 @@ export async function enqueueJob(db: Executor, job: NewJob, now: Millis): Promis
       document_id: job.document_id ?? null,
       delivery_id: job.delivery_id ?? null,
       email_id: job.email_id ?? null,
+      ...(job.account_id != null ? { account_id: job.account_id } : {}),
       run_at: job.run_at,
       attempts: 0,
       lease_owner: null,
@@ -307,11 +314,12 @@ export async function releaseLeases(ctx: Pick<QueueContext, 'store'>, owner: str
     .execute();
 }
 
-/** Unfinished jobs but the parked ones, and the earliest run_at among them (for idle checks and metrics). */
+/** Unfinished jobs but the parked and the recurring ones, and the earliest run_at among them (for idle checks and metrics). */
 export async function pendingJobs(ctx: Pick<QueueContext, 'store'>): Promise<{ count: number; nextRunAt: Millis | null }> {
   if (ctx.store.dialect === 'postgres') {
+    const tasks = JOB_TYPES.filter((t) => !RECURRING_JOB_TYPES.includes(t)).map((t) => QUEUE_TASKS[t]);
     const r = await sql<{ count: number | string; next: Date | null }>`select count(*) as count, min(run_at) as next from graphile_worker.jobs
-      where task_identifier in (${sql.join(Object.values(QUEUE_TASKS))}) and attempts < max_attempts
+      where task_identifier in (${sql.join(tasks)}) and attempts < max_attempts
       and run_at < to_timestamp(${PARKED_RUN_AT}::double precision / 1000)`.execute(ctx.store.db);
     const row = r.rows[0]!;
     return { count: Number(row.count), nextRunAt: row.next ? new Date(row.next).getTime() : null };
@@ -321,6 +329,7 @@ export async function pendingJobs(ctx: Pick<QueueContext, 'store'>): Promise<{ c
     .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.min('run_at').as('next')])
     .where('done_at', 'is', null)
     .where('run_at', '<', PARKED_RUN_AT)
+    .where('type', 'not in', RECURRING_JOB_TYPES)
     .executeTakeFirstOrThrow();
   return { count: Number(row.count), nextRunAt: row.next === null || row.next === undefined ? null : Number(row.next) };
 }

@@ -126,7 +126,7 @@ export interface ExchangeRatesTable {
   fetched_at: Millis;
 }
 
-export type JobType = 'send' | 'poll' | 'webhook' | 'email';
+export type JobType = 'send' | 'poll' | 'webhook' | 'email' | 'mailbox';
 
 /** The outbox and work queue: a job is leased by one worker at a time. */
 export interface JobsTable {
@@ -136,6 +136,8 @@ export interface JobsTable {
   delivery_id: number | null;
   /** The mail of an `email` job (email_deliveries.id). */
   email_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The account whose suppliers' mailbox a `mailbox` job reads (migration 0017). */
+  account_id: ColumnType<number | null, number | null | undefined, number | null>;
   run_at: Millis;
   attempts: ColumnType<number, number | undefined, number>;
   lease_owner: string | null;
@@ -342,6 +344,18 @@ export interface Database {
   account_mail: AccountMailTable;
   account_mail_allow: AccountMailAllowTable;
   mail_requests: MailRequestsTable;
+  account_mailboxes: AccountMailboxesTable;
+}
+
+/** An account's suppliers' mailbox (issue 30, migration 0017). */
+export interface AccountMailboxesTable {
+  account_id: number;
+  imap_url: string;
+  password_enc: string;
+  rules_json: string;
+  interval_s: number;
+  created_at: Millis;
+  updated_at: Millis;
 }
 
 export type Account = Selectable<AccountsTable>;

@@ -61,6 +61,17 @@ export function defineAccountCommands(program: Command, ctx: Ctx): void {
       .option('--disallow <address...>', 'remove these addresses from that list')
       .option('--json', 'print as JSON'),
   ).action(async (base: string, opts) => (await import('./mail.js')).mail(ctx, base, opts));
+  dd(
+    accounts
+      .command('mailbox')
+      .description("the account's suppliers' mailbox, read by the service's worker as fecr recibidos watch reads one (shown without flags; the password, FECR_IMAP_PASSWORD, is sealed)")
+      .argument('<base>')
+      .option('--imap <url>', 'imaps://USER@HOST[:PORT]/MAILBOX')
+      .option('--rules <file>', 'the rules file of fecr recibidos watch (default: hold every comprobante)')
+      .option('--interval <seconds>', 'seconds between passes (default 60)')
+      .option('--clear', 'stop reading it')
+      .option('--json', 'print as JSON'),
+  ).action(async (base: string, opts) => (await import('./mailbox.js')).mailbox(ctx, base, opts));
 
   const keys = program.command('keys').description('token signing keys of the auth server');
   dd(keys.command('rotate').description('add a new signing key; old keys stay in the JWKS until their last token expires')).action(async (opts) =>

@@ -10,6 +10,15 @@ export function defineRecibidosCommands(program: Command, ctx: Ctx): void {
     .argument('<source>', 'FILE.xml, a folder, or - for stdin')
     .option('--json', 'print the results as JSON')
     .action(async (source: string, opts: ImportFlags) => (await import('./import.js')).run(ctx, source, opts));
+  r.command('watch')
+    .description("read suppliers' mails (a Maildir or an IMAP mailbox): import each XML comprobante as import does, answer it as --rules says, move the mail out of the inbox once done (a mail without a valid comprobante: set aside with its reason)")
+    .option('--maildir <dir>', 'a Maildir (its new/ and cur/); mails go to its .fecr-imported and .fecr-set-aside subfolders')
+    .option('--imap <url>', 'imaps://USER@HOST[:PORT]/MAILBOX (password: FECR_IMAP_PASSWORD); mails go to the folders fecr-imported and fecr-set-aside')
+    .option('--rules <file>', 'per supplier: hold (the default) or accept [with a condicionImpuesto]: {"default":"hold","suppliers":{"3101987654":"accept","4000001021":{"action":"accept","condicionImpuesto":"04"}}}')
+    .option('--once', 'one pass over the waiting mails, then exit')
+    .option('--interval <seconds>', 'seconds between passes (default 60)')
+    .option('--json', 'one JSON line per mail')
+    .action(async (opts: import('./watch.js').WatchFlags) => (await import('./watch.js')).run(ctx, opts));
   r.command('list')
     .description('received comprobantes, newest first')
     // The flags of `fecr documents list`; the first names (--estado, --desde, --emisor) still work, unlisted.

@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import type { Job as GraphileJob, JobHelpers, Runner, TaskList, WorkerPool } from 'graphile-worker';
 import type { Logger } from 'pino';
-import type { Job } from '../../store/schema.js';
+import type { Job, JobType } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
 import {
   DEFERRED_JOB_TYPES,
@@ -43,6 +43,8 @@ export interface QueueOptions {
    * slots that no other due job wants. PostgreSQL orders them by priority instead (jobs.ts).
    */
   deferredConcurrency: number;
+  /** Job types this queue never takes (a CLI command's worker leaves the accounts' mailbox jobs to `fecr serve`). */
+  skipTypes?: readonly JobType[];
 }
 
 export interface JobQueue {
@@ -50,6 +52,8 @@ export interface JobQueue {
   readonly owner: string;
   /** True once kill() was called: jobs in flight write nothing more. */
   readonly aborted: boolean;
+  /** True once stop() (or kill()) was called: a long job (a mailbox pass) ends after the step in hand. */
+  readonly stopping: boolean;
   start(): void;
   /** Checks the queue now. */
   wake(): void;
@@ -70,7 +74,7 @@ export function openQueue(ctx: ServiceContext, log: Logger, opts: QueueOptions, 
 abstract class BaseQueue {
   owner: string;
   aborted = false;
-  protected stopping = false;
+  stopping = false;
   protected readonly inflight = new Map<number, Promise<void>>();
   protected heartbeatTimer: NodeJS.Timeout | undefined;
 
@@ -125,7 +129,7 @@ class SqliteQueue extends BaseQueue implements JobQueue {
       if (free > 0) {
         try {
           const lease = { owner: this.owner, leaseMs: this.o.leaseMs };
-          const jobs = await leaseJobs(this.ctx, { ...lease, limit: free, exceptTypes: DEFERRED_JOB_TYPES });
+          const jobs = await leaseJobs(this.ctx, { ...lease, limit: free, exceptTypes: [...DEFERRED_JOB_TYPES, ...(this.o.skipTypes ?? [])] });
           // The slots nothing else wants, up to the deferred jobs' own limit.
           const deferredFree = Math.min(free - jobs.length, this.o.deferredConcurrency - this.deferredInflight.size);
           if (deferredFree > 0 && !this.stopping && !this.deferredHeld) jobs.push(...(await leaseJobs(this.ctx, { ...lease, limit: deferredFree, types: DEFERRED_JOB_TYPES })));
@@ -261,7 +265,7 @@ class PgQueue extends BaseQueue implements JobQueue {
       void this.beat();
     });
     const taskList: TaskList = {};
-    for (const type of JOB_TYPES) taskList[QUEUE_TASKS[type]] = (payload, helpers) => this.runQueued(type, payload, helpers);
+    for (const type of JOB_TYPES) if (!this.o.skipTypes?.includes(type)) taskList[QUEUE_TASKS[type]] = (payload, helpers) => this.runQueued(type, payload, helpers);
     const log = this.log;
     this.runner = await run({
       pgPool,
@@ -317,6 +321,7 @@ class PgQueue extends BaseQueue implements JobQueue {
       document_id: p.document_id ?? null,
       delivery_id: p.delivery_id ?? null,
       email_id: p.email_id ?? null,
+      account_id: p.account_id ?? null,
       run_at: new Date(gw.run_at).getTime(),
       attempts: (p.prior ?? 0) + gw.attempts,
       lease_owner: gw.locked_by,

@@ -25,7 +25,7 @@ import {
 } from '../../hacienda/index.js';
 import { documentStateByClave } from '../../store/documents.js';
 import { storeFaultOf } from '../../store/faults.js';
-import type { Issuer, Job } from '../../store/schema.js';
+import type { Issuer, Job, JobType } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
 import { issuerSecretsContext, type IssuerSecrets, type StoredIssuerRecord } from '../issuers.js';
 import { completeJob, hurryDocumentJobs, LeaseLostError, rescheduleJob } from '../../store/jobs.js';
@@ -106,6 +106,8 @@ export interface WorkerOptions {
    * and an `emisor.llave_por_vencer` event once a day per issuer. Default off (`fecr serve` sets 1 h).
    */
   certificateCheckIntervalMs?: number;
+  /** Job types this worker never takes (queue.ts QueueOptions.skipTypes). */
+  skipJobTypes?: readonly JobType[];
 }
 
 export interface Worker {
@@ -222,6 +224,7 @@ class DeliveryWorker implements Worker, JobEnv {
       pollIntervalMs: opts.pollIntervalMs ?? 50,
       leaseMs: opts.leaseMs ?? 30_000,
       queuePollIntervalMs: opts.queuePollIntervalMs ?? 250,
+      ...(opts.skipJobTypes ? { skipTypes: opts.skipJobTypes } : {}),
     };
     this.queue = openQueue(ctx, this.log, queueOptions, (job, owner) => this.runJob(job, owner));
     this.certificateCheckMs = opts.certificateCheckIntervalMs ?? 0;
@@ -300,7 +303,8 @@ class DeliveryWorker implements Worker, JobEnv {
       else if (job.type === 'email') {
         const out = await this.mails.run(job, owner, () => this.queue.aborted);
         if (out.result === 'sent') this.stats.mailsSent++;
-      }      else {
+      } else if (job.type === 'mailbox') await (await import('../mailbox/account.js')).runMailboxJob(this.ctx, job, owner, this.queue);
+      else {
         this.checkAlive();
         await completeJob(this.ctx.store.db, job, owner, this.ctx.now(), `unknown job type ${String(job.type)}`);
       }

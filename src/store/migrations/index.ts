@@ -15,6 +15,7 @@ import { documentNumbering } from './0013-document-numbering.js';
 import { exchangeRates } from './0014-exchange-rates.js';
 import { documentReferences } from './0015-document-references.js';
 import { contingency } from './0016-contingency.js';
+import { accountMailboxes } from './0017-account-mailboxes.js';
 import { jobsByDocument } from './0018-jobs-by-document.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0014-exchange-rates': exchangeRates,
   '0015-document-references': documentReferences,
   '0016-contingency': contingency,
+  '0017-account-mailboxes': accountMailboxes,
   '0018-jobs-by-document': jobsByDocument,
 };
 
