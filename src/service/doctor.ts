@@ -20,7 +20,7 @@ import type { IssuerRecord } from '../core/input/schema.js';
 import { describeFailure, HttpClient, probe, PublicQueryClient, TokenManager, type ProbeResult } from '../hacienda/index.js';
 import type { Issuer } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
-import { decodeClaveHacienda } from './delivery/worker.js';
+import { decodeClaveHacienda } from '../core/clave-hacienda.js';
 import { openIssuerRecord } from './issuers.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';

@@ -11,6 +11,7 @@
  * Every effect of a job is written in one transaction with the job's completion, guarded by its lease, so a
  * crash at any point either leaves the job to be redone (safely: GET before POST) or has fully done it.
  */
+import { decodeClaveHacienda } from '../../core/clave-hacienda.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isClave } from '../../core/clave.js';
@@ -134,17 +135,6 @@ export interface Worker {
    * are not renewed, so they become due again after leaseMs. Returns when the abandoned HTTP calls settled.
    */
   abort(): Promise<void>;
-}
-
-/** claveHacienda is base64 per the spec; a value that is not canonical base64 of UTF-8 text is used as is. */
-export function decodeClaveHacienda(value: string): string {
-  const t = value.trim();
-  if (t.length > 0 && t.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(t)) {
-    const bytes = Buffer.from(t, 'base64');
-    const text = bytes.toString('utf8');
-    if (bytes.toString('base64') === t && Buffer.from(text, 'utf8').equals(bytes) && !/[\u0000-\u001f\u007f]/.test(text)) return text;
-  }
-  return value;
 }
 
 export function startWorker(ctx: ServiceContext, opts: WorkerOptions = {}): Worker {

@@ -7,7 +7,7 @@
 import { ReceptionClient, type ReceptionStatus } from '../../hacienda/index.js';
 import type { Issuer } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
-import { decodeClaveHacienda } from '../delivery/worker.js';
+import { decodeClaveHacienda } from '../../core/clave-hacienda.js';
 import { issuerSecretsContext, type IssuerSecrets, type StoredIssuerRecord } from '../issuers.js';
 
 /** A reception client with the buyer's (one of the account's issuers) credentials; the caller closes it. */
