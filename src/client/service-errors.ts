@@ -23,9 +23,13 @@ export async function mapped<T>(fn: () => Promise<T>): Promise<T> {
 export function lazyApi<T extends object>(load: () => Promise<T>): T {
   let loaded: Promise<T> | undefined;
   return new Proxy({} as T, {
-    get: (_t, key) => async (...args: unknown[]) => {
-      const api = (await (loaded ??= load())) as Record<PropertyKey, (...a: unknown[]) => unknown>;
-      return api[key]!.apply(api, args);
-    },
+    // Not a thenable: `await api` gives the API itself.
+    get: (_t, key) =>
+      key === 'then'
+        ? undefined
+        : async (...args: unknown[]) => {
+            const api = (await (loaded ??= load())) as Record<PropertyKey, (...a: unknown[]) => unknown>;
+            return api[key]!.apply(api, args);
+          },
   });
 }

@@ -73,7 +73,9 @@ function printLinks(ctx: Ctx, l: DocumentLinks): void {
 /** The documents that reference `clave` and its balance; null when the backend cannot say (the status stands alone). */
 async function linksOf(b: Backend, clave: string): Promise<DocumentLinks | null> {
   try {
-    return b.corrections ? await b.corrections().links(clave) : null;
+    // Awaited as it comes: a backend that answers the sub-API with a rejected promise (a stand-in) is handled here too.
+    const api = b.corrections ? await b.corrections() : undefined;
+    return api && typeof api.links === 'function' ? await api.links(clave) : null;
   } catch {
     return null;
   }
