@@ -102,8 +102,9 @@ async function openMailboxJobs(): Promise<number> {
 }
 
 /** `fecr serve` on the test's store; the profile pointed at it (each start has new ports) and logged in. */
-async function startServe(): Promise<Spawned<{ authUrl: string; baseUrl: string }>> {
-  const s = await spawnFecr<{ authUrl: string; baseUrl: string }>(['serve', '--data-dir', serverEnv.FECR_DATA_DIR, '--hacienda-url', emu!.url], { env: serverEnv });
+/** `leaseMs`: the worker's lease (FECR_WORKER_LEASE_MS; default 30 s), shorter where a test waits for a dead one's. */
+async function startServe(leaseMs?: number): Promise<Spawned<{ authUrl: string; baseUrl: string }>> {
+  const s = await spawnFecr<{ authUrl: string; baseUrl: string }>(['serve', '--data-dir', serverEnv.FECR_DATA_DIR, '--hacienda-url', emu!.url], { env: { ...serverEnv, ...(leaseMs ? { FECR_WORKER_LEASE_MS: String(leaseMs) } : {}) } });
   expect((await fecr(['config', 'set', 'authUrl', s.ready.authUrl])).code).toBe(0);
   expect((await fecr(['config', 'set', 'baseUrl', s.ready.baseUrl])).code).toBe(0);
   // Another server URL is another session.
@@ -167,14 +168,15 @@ describe.skipIf(!DOVECOT)('fecr accounts mailbox: the service reads an account\'
       if (r.code !== 0) throw new Error(`recibidos list: ${r.stderr}`);
       return JSON.parse(r.stdout) as { clave: string; estado: string; emisor: { numero: string | null } }[];
     };
-    serve = await startServe();
+    // A 6 s lease, so the run after the SIGKILL does not wait the default 30 s for the dead worker's.
+    serve = await startServe(6_000);
     await until('the first comprobantes stored', async () => (await storedRows()) >= 2, 60_000);
     serve.child.kill('SIGKILL');
     await serve.stop();
     // Killed mid-pass: mails still in the inbox.
     expect(await count('INBOX')).toBeGreaterThan(0);
-    serve = await startServe();
-    // After the dead worker's lease (30 s) the job runs again, and finishes the mailbox.
+    serve = await startServe(6_000);
+    // After the dead worker's lease (6 s here) the job runs again, and finishes the mailbox.
     await until('the inbox emptied', async () => (await count('INBOX')) === 0, 150_000);
     expect(await count('fecr-imported')).toBe(8);
     expect(await count('fecr-set-aside')).toBe(4);
