@@ -103,16 +103,7 @@ export class HttpClient {
       throw new NetworkError(url, reasonOf(e, this.opts), { cause: e });
     }
     const r = res;
-    const readAll = async (): Promise<HttpResponse> => {
-      const text = await r.body.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      return { status: r.statusCode, headers: r.headers, json, text };
-    };
+    const readAll = async (): Promise<HttpResponse> => answerOf(r.statusCode, r.headers, await r.body.text());
     return { status: r.statusCode, headers: r.headers, body: r.body, readAll };
   }
 
@@ -133,20 +124,25 @@ export class HttpClient {
       if (init.signal?.aborted) throw e;
       throw new NetworkError(url, reasonOf(e, this.opts), { cause: e });
     }
-    let json: unknown;
-    const type = String(res.headers['content-type'] ?? '');
-    if (type.includes('json') || /^\s*[[{]/.test(text)) {
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-    }
-    return { status: res.statusCode, headers: res.headers, json, text };
+    return answerOf(res.statusCode, res.headers, text);
   }
 
   /** Closes the pooled connections (idle ones at once; in-flight requests finish first). */
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/** An answer read whole: its JSON when it is JSON (by its content type or its first character), and its text. */
+function answerOf(status: number, headers: HttpResponse['headers'], text: string): HttpResponse {
+  let json: unknown;
+  const type = String(headers['content-type'] ?? '');
+  if (type.includes('json') || /^\s*[[{]/.test(text)) {
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+  }
+  return { status, headers, json, text };
 }

@@ -86,3 +86,10 @@ export function parseSince(text: string): number | null {
   const ms = Date.parse(s);
   return Number.isNaN(ms) ? null : ms;
 }
+
+/** Whether `text` is a calendar day written YYYY-MM-DD (2026-02-30 is not). */
+export function isCalendarDay(text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
+  const t = Date.parse(`${text}T00:00:00Z`);
+  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === text;
+}

@@ -14,6 +14,7 @@ import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { codeTable } from '../core/code-table.js';
+import { isCalendarDay } from '../core/dates.js';
 import { checkArchiveRequest, exportArchive, type SaleRow } from '../service/archive.js';
 import type { PdfRow } from '../service/heavy-work-types.js';
 import type { ServiceContext } from '../service/context.js';
@@ -26,7 +27,7 @@ const Day = z
   .string('is required')
   .trim()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
-  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().slice(0, 10) === d, 'must be a date YYYY-MM-DD');
+  .refine(isCalendarDay, 'must be a date YYYY-MM-DD');
 
 export const ArchivoBody = z.object({
   desde: Day.describe('The first day (FechaEmision, Costa Rica time), YYYY-MM-DD'),

@@ -12,6 +12,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { codeTable } from '../core/code-table.js';
+import { isCalendarDay } from '../core/dates.js';
 import type { ServiceContext } from '../service/context.js';
 import { ivaReport } from '../service/report-iva.js';
 import { AUTO_CURRENCIES, tipoCambioOrError } from '../service/exchange-rate.js';
@@ -30,7 +31,7 @@ export const TipoCambioBody = z.object({
     .string('is required')
     .trim()
     .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
-    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().slice(0, 10) === d, 'must be a date YYYY-MM-DD')
+    .refine(isCalendarDay, 'must be a date YYYY-MM-DD')
     .describe('The Costa Rica day'),
   moneda: z.enum(AUTO_CURRENCIES, `must be one of ${AUTO_CURRENCIES.join(', ')}`).default('USD').describe('USD (default) or EUR (today only: Hacienda publishes no history of the euro)'),
 });

@@ -5,10 +5,11 @@ import { writeLine } from '../../cli/io.js';
 import { printJson } from '../../cli/output.js';
 import { safeText } from '../../cli/safe-text.js';
 import { withBackend } from '../backend.js';
+import { isCalendarDay } from '../../core/dates.js';
 
 export async function tipoCambio(ctx: Ctx, dateArg: string | undefined, opts: { json?: boolean; moneda?: string }): Promise<void> {
   const fecha = dateArg?.trim() || new Date(ctx.now().getTime() - 6 * 3_600_000).toISOString().slice(0, 10);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(fecha) || Number.isNaN(Date.parse(`${fecha}T00:00:00Z`)) || new Date(`${fecha}T00:00:00Z`).toISOString().slice(0, 10) !== fecha) {
+  if (!isCalendarDay(fecha)) {
     throw new UsageError(`DATE must be a date YYYY-MM-DD (got "${dateArg}")`);
   }
   const moneda = (opts.moneda ?? 'USD').trim().toUpperCase();
