@@ -73,6 +73,8 @@ export interface EmulatorOptions {
   publicUrl?: string;
   /** Fastify request logging (default false). */
   logger?: boolean;
+  /** Told each document's key once its verdict is stored (the embedded emulator's callback to the local run). */
+  onDecided?: (key: string) => void;
 }
 
 export interface ReceptionSummary {
@@ -223,6 +225,7 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
       timeoutMs: opts.callbackTimeoutMs ?? 5_000,
     },
     log,
+    ...(opts.onDecided ? { onDecided: opts.onDecided } : {}),
   });
 
   // --- Parsers and errors -------------------------------------------------------------------------

@@ -26,6 +26,11 @@ export interface ProcessorOptions {
   faults: () => FaultConfig;
   callback: CallbackOptions;
   log: (msg: string, extra?: Record<string, unknown>) => void;
+  /**
+   * Told each document's key once its verdict is stored (aceptado, rechazado or error), before its callback: the
+   * embedded emulator's way to tell the local run at once, as Hacienda's callback tells a hosted service.
+   */
+  onDecided?: (key: string) => void;
 }
 
 /** The issuer and consecutivo that must be unique: (emisor, consecutivo from the clave), or (receptor, consecutivoReceptor). */
@@ -163,6 +168,7 @@ export class ReceptionProcessor {
       if (this.closed) return; // shutting down: the document stays pending (a persistent emulator resumes it)
       const errors = [{ codigo: CODIGOS.ERROR_INTERNO, mensaje: `Error interno al validar: ${e instanceof Error ? e.message : String(e)}`, fila: 0, columna: 0 }];
       const updated = store.updateReception(env, key, { estado: 'error', errors, updatedAt: this.o.now() });
+      if (updated) this.decided(updated);
       if (updated) await this.callback(updated);
       return;
     }
@@ -243,6 +249,7 @@ export class ReceptionProcessor {
     if (result.condicionVenta) patch.condicionVenta = result.condicionVenta;
     const updated = store.updateReception(env, key, patch);
     if (accepted && !rec.consecutivoReceptor) this.learnTaxpayer(result);
+    if (updated) this.decided(updated);
     if (updated) await this.callback(updated);
   }
 
@@ -285,6 +292,14 @@ export class ReceptionProcessor {
     };
     this.o.registry.putTaxpayer(id, t);
     this.o.store.putLearntTaxpayer(id, t);
+  }
+
+  private decided(rec: ReceptionRecord): void {
+    try {
+      this.o.onDecided?.(rec.key);
+    } catch {
+      // A listener's fault is not the document's.
+    }
   }
 
   private async callback(rec: ReceptionRecord): Promise<void> {

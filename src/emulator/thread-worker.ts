@@ -8,15 +8,33 @@ export interface ThreadStart {
   processingDelayMs?: number;
   faults?: FaultPatch;
   seed?: number;
+  /** Tell the owner each verdict as it is stored (`decided` messages; see thread.ts). */
+  notifyDecided?: boolean;
 }
 
 export type ThreadRequest = { id: number; type: 'whenIdle' } | { id: number; type: 'pending' } | { id: number; type: 'close' };
 
-export type ThreadReply = { type: 'ready'; url: string } | { type: 'failed'; message: string } | { type: 'done'; id: number; pending?: number };
+export type ThreadReply =
+  | { type: 'ready'; url: string }
+  | { type: 'failed'; message: string }
+  | { type: 'done'; id: number; pending?: number }
+  | { type: 'decided'; keys: string[] };
 
 const port = parentPort!;
 const start = workerData as ThreadStart;
 let emulator: RunningEmulator | undefined;
+
+/** The keys decided since the last message: one message per turn of this thread's loop, not one per document. */
+let decided: string[] = [];
+function onDecided(key: string): void {
+  if (decided.length === 0) {
+    setImmediate(() => {
+      port.postMessage({ type: 'decided', keys: decided } satisfies ThreadReply);
+      decided = [];
+    });
+  }
+  decided.push(key);
+}
 
 try {
   emulator = await startEmulator({
@@ -25,6 +43,7 @@ try {
     ...(start.faults !== undefined ? { faults: start.faults } : {}),
     ...(start.seed !== undefined ? { seed: start.seed } : {}),
     validationThreads: 0,
+    ...(start.notifyDecided ? { onDecided } : {}),
   });
   port.postMessage({ type: 'ready', url: emulator.url } satisfies ThreadReply);
 } catch (e) {

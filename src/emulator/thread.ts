@@ -23,6 +23,8 @@ export interface EmulatorThreadOptions {
   /** Initial faults (a fault file's, plain data) and the seed of the random ones. */
   faults?: FaultPatch;
   seed?: number;
+  /** Told the keys of the documents decided since the last call (a few per call; see thread-worker.ts). */
+  onDecided?: (keys: string[]) => void;
 }
 
 export interface EmulatorThread {
@@ -52,6 +54,7 @@ export function startEmulatorThread(opts: EmulatorThreadOptions = {}): Promise<E
     ...(opts.processingDelayMs !== undefined ? { processingDelayMs: opts.processingDelayMs } : {}),
     ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+    ...(opts.onDecided ? { notifyDecided: true } : {}),
   };
   // From the sources (tsx, vitest) the thread must register tsx before it can load a .ts module (`--import tsx`
   // in a worker's execArgv does not reach a worker's own imports on Node 20): its entry is then a script that
@@ -83,6 +86,8 @@ export function startEmulatorThread(opts: EmulatorThreadOptions = {}): Promise<E
       if (m.type === 'ready') {
         ready = true;
         resolve(handle(m.url));
+      } else if (m.type === 'decided') {
+        opts.onDecided?.(m.keys);
       } else if (m.type === 'failed') {
         const e = new Error(m.message);
         if (!ready) reject(e);

@@ -24,6 +24,12 @@ import type { FaultFile } from '../emulator/faults.js';
 import { hurryDocumentJobs, mailJobsToRun, openDeliveryJobsOf, openMailJobsOf, sendJobOf } from '../store/jobs.js';
 
 /** The default account of local mode (created on first use with a random password nobody needs). */
+/**
+ * A batch's first status query, when the embedded emulator tells each verdict (issue 31): the verdict makes the
+ * poll due at once (delivery/verdict-hints.ts), so the scheduled one is only the fallback.
+ */
+const HINTED_FIRST_POLL_MS = 5_000;
+
 export const LOCAL_ACCOUNT = 'local';
 
 export interface LocalRunOptions {
@@ -108,6 +114,8 @@ export class LocalRun {
   private hacienda: Promise<void> | undefined;
   private emulator: EmbeddedEmulator | undefined;
   private worker: Worker | undefined;
+  /** The embedded emulator (on its thread) tells each verdict to the worker (verdict-hints.ts). */
+  private hinted = false;
   private workerStarting?: Promise<Worker>;
   private watch?: DocumentWatch;
   private mails?: MailRenderThread;
@@ -242,8 +250,12 @@ export class LocalRun {
    */
   async waitForVerdict(doc: { id: number; state: DocumentState }, deadline: number, onChange?: (state: DocumentState) => Promise<void>): Promise<DocumentState> {
     if (ENDS_WAIT.includes(doc.state)) return doc.state;
-    await this.startWorker();
-    await this.nudge(doc.id);
+    const worker = await this.startWorker();
+    // Told the verdicts (a batch), nothing needs hurrying: a document is sent when its send job is due and polled when
+    // Hacienda decides, so the worker is only woken. Hurrying its poll would query Hacienda before the verdict (and
+    // cost two statements per document).
+    if (this.hinted) worker.wake();
+    else await this.nudge(doc.id);
     let nudged = Date.now();
     let state = doc.state;
     const watch = this.documentWatch();
@@ -263,7 +275,7 @@ export class LocalRun {
         await onChange?.(state);
         continue;
       }
-      if (this.emulator && state !== 'pendiente' && Date.now() - nudged >= 100 && (await this.emulator.isIdle())) {
+      if (this.emulator && !this.hinted && state !== 'pendiente' && Date.now() - nudged >= 100 && (await this.emulator.isIdle())) {
         // The emulator is in this process: once it has decided, query the status now instead of at the
         // worker's next scheduled poll (what Hacienda's callback does for a hosted service).
         await this.nudge(doc.id);
@@ -292,7 +304,8 @@ export class LocalRun {
       // On a thread of its own: the emulator's work (HTTP, state, the analysis of every document) runs beside
       // this event loop, which has the service's work to do (a batch keeps both busy).
       const { startEmulatorThread } = await import('../emulator/thread.js');
-      const t = await startEmulatorThread(options);
+      const t = await startEmulatorThread({ ...options, onDecided: (claves) => this.worker?.verdictsDecided(claves) });
+      this.hinted = true;
       this.emulator = { url: t.url, whenIdle: () => t.whenIdle(), isIdle: async () => (await t.pending()) === 0, close: () => t.close() };
     } else {
       const { startEmulator } = await import('../emulator/index.js');
@@ -313,7 +326,7 @@ export class LocalRun {
     const opts: WorkerOptions = {
       mailRenderer: await this.mailThread(),
       // A person is waiting: poll sooner and never more than a few seconds apart.
-      firstPollDelayMs: local ? 100 : 500,
+      firstPollDelayMs: local ? (this.hinted ? HINTED_FIRST_POLL_MS : 100) : 500,
       pollMaxIntervalMs: local ? 1_000 : 5_000,
       // The emulator answers on this machine: a 5xx or a lost answer (a fault file's) is asked again within tens of ms,
       // not Hacienda's hundreds (the worker's default, kept for sandbox and production).
@@ -323,6 +336,7 @@ export class LocalRun {
       leaseMs: 6_000,
       // An account's suppliers' mailbox (`fecr accounts mailbox`) is read by `fecr serve`, never by a CLI command.
       skipJobTypes: ['mailbox'],
+      ...(this.hinted ? { verdictHints: true } : {}),
     };
     this.worker = startWorker(this.svc, opts);
     // A batch takes every verdict first: its mails wait for untilMailsSent.

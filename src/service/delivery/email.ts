@@ -96,10 +96,12 @@ export async function queueAcceptedMail(
   ctx: Pick<ServiceContext, 'mail'>,
   trx: Executor,
   now: number,
-  doc: Pick<DocumentRow, 'id' | 'account_id' | 'clave' | 'correos' | 'xml'>,
+  doc: Pick<DocumentRow, 'id' | 'account_id' | 'clave' | 'correos'> & { xml?: string },
 ): Promise<number | null> {
   if (!ctx.mail) return null;
-  const recipients = recipientsOf(doc);
+  // A row stored before `correos` existed: its receptor's address is read from its XML, fetched only then.
+  const xml = doc.correos === null && doc.xml === undefined ? (await trx.selectFrom('documents').select('xml').where('id', '=', doc.id).executeTakeFirst())?.xml : doc.xml;
+  const recipients = recipientsOf({ correos: doc.correos, xml: xml ?? '' });
   if (recipients.length === 0) return null;
   return insertMail(trx, now, doc, recipients, 'aceptado');
 }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { RateLimitedError, type ReceptionClient } from '../../hacienda/index.js';
 import type { Issuer, Job } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
+import type { VerdictHints } from './verdict-hints.js';
 
 export interface WorkerStats {
   sent: number;
@@ -43,6 +44,8 @@ export interface JobEnv {
   checkAlive(): void;
   /** Checks the queue now (a job was queued). */
   wake(): void;
+  /** Verdicts told by Hacienda as they are made (an embedded emulator's), when the worker hears them. */
+  readonly hints?: VerdictHints | undefined;
 }
 
 export class AbortedError extends Error {
@@ -55,6 +58,19 @@ export class AbortedError extends Error {
 export async function loadDocument(ctx: ServiceContext, job: Job) {
   if (job.document_id === null) return undefined;
   return ctx.store.db.selectFrom('documents').selectAll().where('id', '=', job.document_id).executeTakeFirst();
+}
+
+/**
+ * What a poll needs of its document: no XML (issue 31: a poll job read the signed comprobante, ≈ 10 KB, at every
+ * status query; a batch makes about three polls per document).
+ */
+export async function loadDocumentForPoll(ctx: ServiceContext, job: Job) {
+  if (job.document_id === null) return undefined;
+  return ctx.store.db
+    .selectFrom('documents')
+    .select(['id', 'account_id', 'issuer_id', 'clave', 'state', 'correos'])
+    .where('id', '=', job.document_id)
+    .executeTakeFirst();
 }
 
 export async function issuerOf(ctx: ServiceContext, documentIssuerId: number): Promise<Issuer | undefined> {

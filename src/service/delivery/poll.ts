@@ -10,7 +10,7 @@ import { FINAL_STATES } from '../../core/lifecycle.js';
 import type { ReceptionStatus } from '../../hacienda/index.js';
 import type { DocumentState, Job } from '../../store/schema.js';
 import { completeJob, rescheduleJob } from '../../store/jobs.js';
-import { errText, issuerOf, loadDocument, notBeforeRetryAfter, type JobEnv } from './job.js';
+import { errText, issuerOf, loadDocumentForPoll, notBeforeRetryAfter, type JobEnv } from './job.js';
 import { holdForCredentials, refusedCredentials } from './credentials.js';
 import { queueAcceptedMail } from './email.js';
 import { createDelivery, queueRejectedEvent } from './webhooks.js';
@@ -25,7 +25,7 @@ function pollDelay(env: JobEnv, job: Job, now: number): number {
 export async function runPoll(env: JobEnv, job: Job, owner: string): Promise<void> {
   const { ctx } = env;
   const db = ctx.store.db;
-  const doc = await loadDocument(ctx, job);
+  const doc = await loadDocumentForPoll(ctx, job);
   if (!doc || FINAL_STATES.includes(doc.state)) {
     env.checkAlive();
     return completeJob(db, job, owner, ctx.now(), doc ? null : 'document not found');
@@ -90,6 +90,7 @@ export async function runPoll(env: JobEnv, job: Job, owner: string): Promise<voi
     }
   });
   env.stats.decided++;
+  env.hints?.forget(doc.clave);
   env.log.info({ clave: doc.clave, estado: st.estado, mensaje, deliveryId, mailId }, 'Hacienda decided');
   if (deliveryId !== null || mailId !== null) env.wake();
 }

@@ -65,6 +65,11 @@ export interface JobQueue {
   kill(): void;
   /** SQLite: while held, no job of DEFERRED_JOB_TYPES is taken (a batch mails after its verdicts). */
   holdDeferred(held: boolean): void;
+  /**
+   * SQLite: these documents' poll jobs are taken next, due or not (their verdict is known: delivery/verdict-hints.ts).
+   * PostgreSQL: ignored (a hosted service hears Hacienda's callback, which makes the job due).
+   */
+  want(documentIds: readonly number[]): void;
 }
 
 export function openQueue(ctx: ServiceContext, log: Logger, opts: QueueOptions, run: JobRunner): JobQueue {
@@ -94,6 +99,10 @@ abstract class BaseQueue {
     if (!held) this.wake();
   }
 
+  want(_documentIds: readonly number[]): void {
+    // Only the SQLite queue takes hints.
+  }
+
   kill(): void {
     this.aborted = true;
     this.stopping = true;
@@ -112,6 +121,13 @@ class SqliteQueue extends BaseQueue implements JobQueue {
   private readonly deferredInflight = new Set<number>();
   private signal: (() => void) | undefined;
   private idleWaiters: (() => void)[] = [];
+  /** Documents whose poll job is wanted now (want()). */
+  private readonly wanted = new Set<number>();
+
+  override want(documentIds: readonly number[]): void {
+    for (const id of documentIds) this.wanted.add(id);
+    this.wake();
+  }
 
   start(): void {
     this.loopDone = this.loop();
@@ -129,7 +145,8 @@ class SqliteQueue extends BaseQueue implements JobQueue {
       if (free > 0) {
         try {
           const lease = { owner: this.owner, leaseMs: this.o.leaseMs };
-          const jobs = await leaseJobs(this.ctx, { ...lease, limit: free, exceptTypes: [...DEFERRED_JOB_TYPES, ...(this.o.skipTypes ?? [])] });
+          const jobs = this.wanted.size > 0 ? await leaseJobs(this.ctx, { ...lease, limit: free, types: ['poll'], documentIds: this.takeWanted(free) }) : [];
+          if (jobs.length < free) jobs.push(...(await leaseJobs(this.ctx, { ...lease, limit: free - jobs.length, exceptTypes: [...DEFERRED_JOB_TYPES, ...(this.o.skipTypes ?? [])] })));
           // The slots nothing else wants, up to the deferred jobs' own limit.
           const deferredFree = Math.min(free - jobs.length, this.o.deferredConcurrency - this.deferredInflight.size);
           if (deferredFree > 0 && !this.stopping && !this.deferredHeld) jobs.push(...(await leaseJobs(this.ctx, { ...lease, limit: deferredFree, types: DEFERRED_JOB_TYPES })));
@@ -154,6 +171,17 @@ class SqliteQueue extends BaseQueue implements JobQueue {
       if (this.stopping) break;
       await this.wait(this.o.pollIntervalMs);
     }
+  }
+
+  /** Up to `n` wanted documents, no longer wanted (one whose job is running or done is simply not leased). */
+  private takeWanted(n: number): number[] {
+    const ids: number[] = [];
+    for (const id of this.wanted) {
+      if (ids.length >= n) break;
+      ids.push(id);
+      this.wanted.delete(id);
+    }
+    return ids;
   }
 
   /** Sleeps up to `ms`, or until wake() / a job finishing. */

@@ -139,6 +139,7 @@ export async function runSend(env: JobEnv, job: Job, owner: string): Promise<voi
       .execute();
     await enqueueJob(trx, { type: 'poll', document_id: doc.id, run_at: now + env.o.firstPollDelayMs }, now);
   });
+  env.hints?.sentDocument(doc.clave, doc.id);
   log.info({ how }, 'document sent to Hacienda');
 }
 

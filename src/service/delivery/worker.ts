@@ -30,6 +30,7 @@ import type { Issuer, Job, JobType } from '../../store/schema.js';
 import type { ServiceContext } from '../context.js';
 import { issuerSecretsContext, type IssuerSecrets, type StoredIssuerRecord } from '../issuers.js';
 import { completeJob, hurryDocumentJobs, LeaseLostError, rescheduleJob } from '../../store/jobs.js';
+import { VerdictHints } from './verdict-hints.js';
 import { AbortedError, backoff, errText, type JobEnv, type JobTiming, type WorkerStats } from './job.js';
 import { runPoll } from './poll.js';
 import { openQueue, type JobQueue } from './queue.js';
@@ -109,6 +110,8 @@ export interface WorkerOptions {
   certificateCheckIntervalMs?: number;
   /** Job types this worker never takes (queue.ts QueueOptions.skipTypes). */
   skipJobTypes?: readonly JobType[];
+  /** Hacienda tells this worker its verdicts (`verdictsDecided`: an embedded emulator; verdict-hints.ts). */
+  verdictHints?: boolean;
 }
 
 export interface Worker {
@@ -128,6 +131,8 @@ export interface Worker {
    * Released, they run in turn as usual.
    */
   holdMails(held: boolean): void;
+  /** Hacienda decided these claves (with `verdictHints`): their documents are polled now. */
+  verdictsDecided(claves: readonly string[]): void;
   /** Checks the issuers' certificate ends now (delivery/cert-expiry.ts); resolves to the webhook events queued. */
   checkCertificates(): Promise<number>;
   /**
@@ -155,6 +160,7 @@ class DeliveryWorker implements Worker, JobEnv {
   readonly random: () => number;
   /** The last job failure that was a store fault (a full disk, a lost database); cleared when a job succeeds. */
   lastStoreFault: Error | undefined;
+  readonly hints: VerdictHints | undefined;
   private readonly queue: JobQueue;
   private readonly http: HttpClient;
   private readonly tokens = new Map<string, TokenManager>();
@@ -217,6 +223,7 @@ class DeliveryWorker implements Worker, JobEnv {
       ...(opts.skipJobTypes ? { skipTypes: opts.skipJobTypes } : {}),
     };
     this.queue = openQueue(ctx, this.log, queueOptions, (job, owner) => this.runJob(job, owner));
+    this.hints = opts.verdictHints ? new VerdictHints((ids) => this.queue.want(ids)) : undefined;
     this.certificateCheckMs = opts.certificateCheckIntervalMs ?? 0;
   }
 
@@ -246,6 +253,10 @@ class DeliveryWorker implements Worker, JobEnv {
 
   holdMails(held: boolean): void {
     this.queue.holdDeferred(held);
+  }
+
+  verdictsDecided(claves: readonly string[]): void {
+    this.hints?.decided(claves);
   }
 
   idle(): Promise<void> {
