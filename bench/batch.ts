@@ -13,13 +13,15 @@
  * wall ÷ (floor × documents ÷ cores) the issue bounds at 1.5.
  */
 import { spawnSync } from 'node:child_process';
+import SQLite from 'better-sqlite3';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, createWriteStream } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { makeTestIssuer } from '../test/helpers/issuer.js';
 import { topFunctions } from './profile.js';
 
-const bin = new URL('../bin/fecr.js', import.meta.url).pathname;
+// BENCH_FECR_BIN: another build's bin/fecr.js (old against new in the same minutes, docs/benchmarks.md).
+const bin = process.env.BENCH_FECR_BIN ?? new URL('../bin/fecr.js', import.meta.url).pathname;
 const docs = Number(process.argv[2] ?? 5000);
 const dir = mkdtempSync(join(os.tmpdir(), 'fecr-bench-batch-'));
 const env = { ...process.env, HOME: dir, FECR_DATA_DIR: join(dir, 'data'), FECR_NO_KEYCHAIN: '1' };
@@ -63,6 +65,10 @@ const lines = readFileSync(join(dir, 'bench.csv.results.jsonl'), 'utf8').trim().
 const results = lines.length;
 const aceptado = lines.filter((l) => l.estado === 'aceptado').length;
 const distinctClaves = new Set(lines.map((l) => l.clave)).size;
+// Status queries per document (issue 31): the poll jobs' leases, read from the data dir the batch leaves behind.
+const store = new SQLite(join(dir, 'data', 'fecr.db'), { readonly: true });
+const polls = store.prepare("select count(*) as jobs, coalesce(sum(attempts), 0) as leases from jobs where type = 'poll'").get() as { jobs: number; leases: number };
+store.close();
 
 console.log(
   JSON.stringify(
@@ -89,6 +95,7 @@ console.log(
       resultLines: results,
       aceptadoInResults: aceptado,
       distinctClaves,
+      statusQueriesPerDocument: Math.round((polls.leases / docs) * 100) / 100,
       targets: { wallOverFloorBound: 1.5, peakRssMB: 200 },
     },
     null,
