@@ -49,7 +49,7 @@ export function acceptedRow(body: Record<string, unknown>, n: number): DocumentR
   const total = issued.totals.resumen.totalComprobante.toFixed(5);
   const mensaje = buildMensajeHaciendaXml({
     clave: d.clave,
-    nombreEmisor: issuer.nombre,
+    nombreEmisor: issuer.nombre ?? '',
     tipoIdentificacionEmisor: issuer.tipoIdentificacion,
     numeroCedulaEmisor: issuer.identificacion,
     ...(d.receptor?.identificacion
