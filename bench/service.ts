@@ -19,6 +19,7 @@
  * Usage: npx tsx bench/service.ts [seconds=10] [documents=1000] [connections=16]
  * BENCH_PROF=<dir>: run the service under `node --cpu-prof` and print its top functions by self time.
  * BENCH_ONLY=login,emisor,e2e,items: run only those phases. BENCH_FLOOR_DOCS: the floor's documents (default 1000).
+ * BENCH_FECR_BIN=<clone>/bin/fecr.js: the service of another build (old vs new in the same minutes).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -70,7 +71,8 @@ const LOGINS = 200;
 const E2E_TIMEOUT_MS = 180_000;
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'login,emisor,e2e,items').split(','));
 const PROF_DIR = process.env.BENCH_PROF;
-const BIN = new URL('../bin/fecr.js', import.meta.url).pathname;
+// BENCH_FECR_BIN: another build's bin/fecr.js (an older commit's clone), to compare builds with this same bench.
+const BIN = process.env.BENCH_FECR_BIN ?? new URL('../bin/fecr.js', import.meta.url).pathname;
 const PASSWORD = 'bench-contrasena-123';
 const PIN = '1234';
 const EMULATOR_DELAY_MS = 50;
