@@ -34,9 +34,11 @@ export interface MailFloorResult {
   bytesPerMail: number;
 }
 
+let testIssuer: ReturnType<typeof makeTestIssuer> | undefined;
+
 /** The stored row of an accepted document made from `body(n)`, as the mail job reads it. */
 export function acceptedRow(body: Record<string, unknown>, n: number): DocumentRow {
-  const { issuer: rec, creds } = makeTestIssuer();
+  const { issuer: rec, creds } = (testIssuer ??= makeTestIssuer());
   const issuer = rec as IssuerRecord;
   const now = Date.now();
   const issued = issueComprobante(completedInput(body), issuer, creds as SigningCredentials, {
