@@ -87,7 +87,8 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   if (heavy.own) app.addHook('onClose', async () => heavy.own?.close());
   const heavyCtx: ServiceContext = heavy.work ? { ...ctx, heavyWork: heavy.work } : ctx;
   const gate = opts.heavyPerAccount instanceof AccountGate ? opts.heavyPerAccount : new AccountGate(opts.heavyPerAccount);
-  const issuerLookups = new IssuerLookups({ ...(opts.issuerLookupTtlMs !== undefined ? { ttlMs: opts.issuerLookupTtlMs } : {}), now: ctx.now });
+  // Real time, not ctx.now: the bound is on how long a change made elsewhere can go unseen (a test clock may stand still).
+  const issuerLookups = new IssuerLookups(opts.issuerLookupTtlMs !== undefined ? { ttlMs: opts.issuerLookupTtlMs } : {});
 
   // --- Authentication and tenancy -----------------------------------------------------------------
   const accountOf = new WeakMap<FastifyRequest, number>();
