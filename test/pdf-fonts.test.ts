@@ -1,6 +1,7 @@
 // The PDF's fonts parsed once per process (src/service/pdf-fonts.ts): a PDF rendered with the shared parsed fonts is
 // byte for byte the PDF a fresh parse gives (the first render in a process parses; later ones reuse), for documents
-// of different kinds in any order, and the reuse makes a PDF several times cheaper.
+// of different kinds in any order (the fonts' subsets encoded or reused from an earlier PDF with the same glyphs),
+// and the reuse makes a PDF several times cheaper.
 import { describe, expect, it } from 'vitest';
 import { issueSigned } from './helpers/issue.js';
 import { renderPdf } from '../src/service/pdf.js';
@@ -24,6 +25,9 @@ describe('shared parsed fonts', () => {
     const reused = (performance.now() - t0) / 2;
     expect(again.equals(first)).toBe(true);
     expect(ncPdf.equals(first)).toBe(false);
+    expect((await renderPdf(undefined, nc)).equals(ncPdf)).toBe(true);
+    // Rendered again, the fonts' subsets come from the kept bytes of the same glyph lists (SUBSET_CACHE_SIZE): the same PDF.
+    expect((await renderPdf(undefined, fe)).equals(first)).toBe(true);
     expect((await renderPdf(undefined, nc)).equals(ncPdf)).toBe(true);
     expect(first.subarray(0, 5).toString('latin1')).toBe('%PDF-');
     expect(reused).toBeLessThan(1_000);

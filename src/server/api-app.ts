@@ -14,6 +14,7 @@ import { getFile } from '../service/files.js';
 import { getIssuerPublic, registerIssuer, updateIssuer } from '../service/issuers.js';
 import { lookupExoneracion, lookupTaxpayer, searchCabys } from '../service/lookups.js';
 import { AccountGate, type AccountGateOptions } from './account-gate.js';
+import { IssuerLookups } from './issuer-lookups.js';
 import { registerExtraEndpoints } from './api-extra.js';
 import { registerRecibidosEndpoints } from './api-recibidos.js';
 import { registerReportesEndpoints } from './api-reportes.js';
@@ -55,6 +56,8 @@ export interface ApiAppOptions {
   heavyWork?: HeavyWork | { threads: number };
   /** Heavy requests per account at once and waiting (account-gate.ts; default 2 and 8), or the caller's gate. */
   heavyPerAccount?: Partial<AccountGateOptions> | AccountGate;
+  /** How long `/api/consultar/emisor` serves a found issuer without reading the store (issuer-lookups.ts; default 1 000 ms). */
+  issuerLookupTtlMs?: number;
 }
 
 export const API_PATHS = [
@@ -84,6 +87,8 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   if (heavy.own) app.addHook('onClose', async () => heavy.own?.close());
   const heavyCtx: ServiceContext = heavy.work ? { ...ctx, heavyWork: heavy.work } : ctx;
   const gate = opts.heavyPerAccount instanceof AccountGate ? opts.heavyPerAccount : new AccountGate(opts.heavyPerAccount);
+  // Real time, not ctx.now: the bound is on how long a change made elsewhere can go unseen (a test clock may stand still).
+  const issuerLookups = new IssuerLookups(opts.issuerLookupTtlMs !== undefined ? { ttlMs: opts.issuerLookupTtlMs } : {});
 
   // --- Authentication and tenancy -----------------------------------------------------------------
   const accountOf = new WeakMap<FastifyRequest, number>();
@@ -124,17 +129,20 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
 
   app.post('/api/enviar/emisor', async (req) => {
     await run(() => registerIssuer(ctx, account(req), req.body));
+    issuerLookups.forget(account(req));
     return { status: 'success', message: API_MESSAGES.issuerRegistered };
   });
 
   app.post('/api/actualizar/emisor', async (req) => {
     await run(() => updateIssuer(ctx, account(req), req.body));
+    issuerLookups.forget(account(req));
     return { status: 'success', message: API_MESSAGES.issuerUpdated };
   });
 
   app.post('/api/consultar/emisor', async (req) => {
     const body = valid(IssuerLookupBody, req.body);
-    const data = await run(() => getIssuerPublic(ctx, account(req), body.identificacion));
+    const id = account(req);
+    const data = await issuerLookups.get(id, body.identificacion, () => run(() => getIssuerPublic(ctx, id, body.identificacion)));
     if (!data) throw notFound(MESSAGES.issuerNotFound);
     return { status: 'success', data };
   });

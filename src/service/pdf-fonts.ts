@@ -18,7 +18,10 @@
  *  - the text layout (fontkit shaping of each word, ≈ 40 % of a PDF): pdfkit caches it per font object, i.e. per
  *    document; the shared fonts share that cache too (a word shapes the same in every document: glyph ids and
  *    advances come from the same fontkit font; pdfkit copies what it changes). It is started afresh every
- *    `LAYOUT_CACHE_DOCUMENTS` documents so that a long-running service does not keep every word it ever printed.
+ *    `LAYOUT_CACHE_DOCUMENTS` documents so that a long-running service does not keep every word it ever printed;
+ *  - the embedded subset (fontkit's TTFSubset.encode: every glyph decoded and the tables written, ≈ 20 % of a PDF,
+ *    issue 31): its bytes depend only on the font and the subset's glyphs in their order, so the bytes of the last
+ *    `SUBSET_CACHE_SIZE` glyph lists per font are kept and a PDF with the same list gets them without encoding.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -48,6 +51,37 @@ export const LAYOUT_CACHE_DOCUMENTS = 200;
 let layoutCaches: Partial<Record<FontName, Record<string, unknown>>> = {};
 let layoutCacheUses = 0;
 
+/** Subset glyph lists whose encoded bytes are kept, per font. */
+export const SUBSET_CACHE_SIZE = 32;
+const subsetBytes: Record<FontName, Map<string, Uint8Array>> = { body: new Map(), bold: new Map() };
+
+interface Subsetted {
+  subset?: { glyphs?: unknown; encode?: () => Uint8Array };
+}
+
+/** Makes `font`'s subset answer encode() from the kept bytes of the same glyph list (fontkit's output for it). */
+function reuseSubsetBytes(font: Subsetted, name: FontName): void {
+  const subset = font.subset;
+  if (!subset || !Array.isArray(subset.glyphs) || typeof subset.encode !== 'function') return;
+  const encode = subset.encode.bind(subset);
+  const glyphs = subset.glyphs as number[];
+  const kept = subsetBytes[name];
+  subset.encode = () => {
+    // Taken before encoding: encode() itself appends the components of compound glyphs.
+    const key = glyphs.join(',');
+    const hit = kept.get(key);
+    if (hit) {
+      kept.delete(key);
+      kept.set(key, hit);
+      return hit;
+    }
+    const out = encode();
+    if (kept.size >= SUBSET_CACHE_SIZE) kept.delete(kept.keys().next().value!);
+    kept.set(key, out);
+    return out;
+  };
+}
+
 let bytes: Record<FontName, Buffer> | undefined;
 /** The first document's parsed fonts, in the order it opened them (pdfkit numbers fonts F2, F3… in that order). */
 const parsed = new Map<FontName, { EmbeddedFont: new (doc: unknown, font: unknown, id: string) => unknown; font: unknown; id: number }>();
@@ -76,6 +110,7 @@ export function registerFonts(doc: object): void {
     const font = new shared.EmbeddedFont(pdf, shared.font, `F${++pdf._fontCount}`) as LayoutCached;
     // One cache per font (keyed by the text alone); none when the document turned pdfkit's cache off.
     if (font.layoutCache) font.layoutCache = layoutCaches[name] ??= Object.create(null) as Record<string, unknown>;
+    reuseSubsetBytes(font as Subsetted, name);
     pdf._fontFamilies[name] = font;
   }
 }
