@@ -194,7 +194,8 @@ export async function leaseJobs(ctx: QueueContext, opts: LeaseOptions): Promise<
   return inTransaction(async (trx) => {
     // The types asked for, by name, so that the index jobs_due_by_type (type, done_at, run_at) finds them directly
     // (migration 0007): one type reads it in run_at order; several are sorted after (`run_at + 0` keeps SQLite from
-    // walking jobs_due in run_at order past every due job of the other types, e.g. a batch's held mails).
+    // walking an index in run_at order past every due job of the other types, e.g. a batch's held mails; migration
+    // 0019 dropped jobs_due (done_at, run_at), which the planner took for that walk).
     const except = opts.exceptTypes ?? [];
     const types = (opts.types ?? JOB_TYPES).filter((t) => !except.includes(t));
     if (types.length === 0) return [];

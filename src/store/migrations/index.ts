@@ -17,6 +17,7 @@ import { documentReferences } from './0015-document-references.js';
 import { contingency } from './0016-contingency.js';
 import { accountMailboxes } from './0017-account-mailboxes.js';
 import { jobsByDocument } from './0018-jobs-by-document.js';
+import { dropJobsDue } from './0019-drop-jobs-due.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0016-contingency': contingency,
   '0017-account-mailboxes': accountMailboxes,
   '0018-jobs-by-document': jobsByDocument,
+  '0019-drop-jobs-due': dropJobsDue,
 };
 
 export const migrationProvider: MigrationProvider = {
