@@ -23,13 +23,13 @@ import type { MailRenderThread } from './delivery/email-render-pool.js';
 import type { FaultFile } from '../emulator/faults.js';
 import { hurryDocumentJobs, mailJobsToRun, openDeliveryJobsOf, openMailJobsOf, sendJobOf } from '../store/jobs.js';
 
-/** The default account of local mode (created on first use with a random password nobody needs). */
 /**
  * A batch's first status query, when the embedded emulator tells each verdict (issue 31): the verdict makes the
  * poll due at once (delivery/verdict-hints.ts), so the scheduled one is only the fallback.
  */
 const HINTED_FIRST_POLL_MS = 5_000;
 
+/** The default account of local mode (created on first use with a random password nobody needs). */
 export const LOCAL_ACCOUNT = 'local';
 
 export interface LocalRunOptions {
