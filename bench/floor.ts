@@ -3,14 +3,14 @@
  * the JSON body through the schema, totals, v4.4 XML and XAdES-EPES signature (core issueComprobante), then the
  * emulator's own analysis of it (analyzeDocument: well-formedness, signature, signer, clave, totals, kind rules) and
  * its XSD (one xmllint run per 100 documents, as the emulator batches them). CPU per document = (process user +
- * system, plus the reaped xmllint children's, from /proc/self/stat) over the documents, after a warm-up.
+ * system, plus the xmllint children's, from /proc: bench/proc-cpu.ts) over the documents, after a warm-up.
  *
  * As a module: `measureFloor(bodies)`; as a script (what bench:batch and bench:service run, in the same minutes as
  * their own figures): `node --import tsx bench/floor.ts [documents=1000] [batch|service]` prints
  * `{floorMsPerDocument, documents, wallMsPerDocument}`. `batch`: the two-line FE of bench/batch.ts; `service`: the
  * one-line FE bench/service.ts posts (test/helpers/bodies.ts validInvoice).
  */
-import { readFileSync } from 'node:fs';
+import { pidTreeCpuMs } from './proc-cpu.js';
 import { createXsdValidator } from '../src/adapters/xsd/index.js';
 import { randomBytes } from 'node:crypto';
 import { issueComprobante } from '../src/core/comprobante.js';
@@ -21,12 +21,9 @@ import { analyzeDocument } from '../src/emulator/validate.js';
 import { makeTestIssuer } from '../test/helpers/issuer.js';
 import { validInvoice } from '../test/helpers/bodies.js';
 
-/** CPU of this process and of its reaped children, in ms (/proc/self/stat utime stime cutime cstime). */
+/** CPU of this process and of its children (reaped and alive), in ms: bench/proc-cpu.ts for this process. */
 export function processTreeCpuMs(): number {
-  const fields = readFileSync('/proc/self/stat', 'utf8').replace(/^.*\) /, '').split(' ');
-  // After the command's closing parenthesis: state is field 3, so utime (14) is index 11 here.
-  const ticks = [11, 12, 13, 14].reduce((a, i) => a + Number(fields[i]), 0);
-  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+  return pidTreeCpuMs(process.pid);
 }
 
 /** The body of bench/batch.ts's CSV document `n` (two lines, 13 %), as JSON. */
