@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NOTHING_OWED } from '../src/commands/contingency/status.js';
 import { parseProvisional, replacementBody, urgencyOf, type Provisional } from '../src/core/contingency.js';
 import { validInvoice } from './helpers/bodies.js';
 import { runCli, tempDir } from './helpers/cli.js';
@@ -182,7 +183,7 @@ describe('Hacienda unreachable, contingencia auto, then back (local mode, a real
     expect(readFileSync(join(dir, 'P-0002.xml'), 'utf8')).toContain('<TipoDocIR>01</TipoDocIR>');
     const end = await fecr(['contingency', 'status']);
     expect(end.code, end.stderr).toBe(0);
-    expect(end.stdout.trim()).toBe('nothing owed: every provisional comprobante is replaced and every contingency document accepted');
+    expect(end.stdout.trim()).toBe(NOTHING_OWED);
     expect(end.stderr).toBe('');
     const recs = ((await getJson(`${served!.ready.url}/_emulator/receptions`)).body as { receptions: { acceptedPosts: number; duplicatePosts: number }[] }).receptions;
     expect(recs).toHaveLength(9);
@@ -246,7 +247,7 @@ describe('a remote profile (a real fecr serve): the same verbs over /api/conting
     expect(three.code, three.stderr).toBe(0);
     expect(three.stdout.trim().split('\n')[0]!.charAt(41)).toBe('3');
     const end = await hosted(['contingency', 'status']);
-    expect(end.stdout.trim()).toBe('nothing owed: every provisional comprobante is replaced and every contingency document accepted');
+    expect(end.stdout.trim()).toBe(NOTHING_OWED);
   }, 120_000);
 });
 

@@ -71,8 +71,14 @@ describe.each(dialects)('contingency use cases on %s', (dialect) => {
     expect(refused).toBeInstanceOf(ServiceError);
     expect((refused as ServiceError).details).toEqual([{ path: '[0].emisor', message: '3109999999 is not a registered issuer of this account' }]);
 
+    // Owed: every document Hacienda has not received yet, whatever its situación (issue 36: the situación 1 one too).
     let owed = await contingencyOwed(ctx, account);
-    expect(owed.documentos.map((d) => [d.clave, d.situacion, d.estado])).toEqual([[first.clave, '3', 'pendiente']]);
+    expect(owed.documentos.map((d) => [d.clave, d.situacion, d.estado])).toEqual([[first.clave, '3', 'pendiente'], [own.clave, '1', 'pendiente']]);
+    // Received by Hacienda (enviado): a situación 1 document is owed no more; one of situación 3 is, until accepted.
+    await ctx.store.db.updateTable('documents').set({ state: 'enviado' }).where('clave', 'in', [first.clave, own.clave]).execute();
+    owed = await contingencyOwed(ctx, account);
+    expect(owed.documentos.map((d) => [d.clave, d.estado])).toEqual([[first.clave, 'enviado']]);
+    await ctx.store.db.updateTable('documents').set({ state: 'pendiente' }).where('clave', '=', first.clave).execute();
     expect(owed.provisionales.map((x) => [x.numero, x.reemplazo])).toEqual([['P-1', null]]);
 
     // Its replacement (situación 2), marked: listed with the provisional comprobante until accepted, not twice.
@@ -86,7 +92,8 @@ describe.each(dialects)('contingency use cases on %s', (dialect) => {
     const other = await submitDocument(ctx, account, { ...validInvoice(), numeroReferencia: 44 });
     await expect(markReplaced(ctx, account, p!.provisional.id, other.clave)).rejects.toThrow(`is replaced already by ${replacement.clave}`);
 
-    // Hacienda accepts both: nothing owed.
+    // Hacienda receives the unsent one and accepts both: nothing owed.
+    await ctx.store.db.updateTable('documents').set({ state: 'recibido' }).where('clave', '=', other.clave).execute();
     await ctx.store.db.updateTable('documents').set({ state: 'aceptado' }).where('clave', 'in', [first.clave, replacement.clave]).execute();
     owed = await contingencyOwed(ctx, account);
     expect(owed).toEqual({ provisionales: [], documentos: [] });

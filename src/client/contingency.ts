@@ -14,6 +14,6 @@ export interface ContingencyApi {
   provisional(id: number): Promise<ProvisionalView>;
   /** Marks a provisional comprobante replaced by the account's document `clave`. */
   markReplaced(id: number, clave: string): Promise<ProvisionalView>;
-  /** What is still owed: provisional comprobantes not replaced by an accepted document, documents of situación 2/3 not accepted. */
+  /** What is still owed: provisional comprobantes not replaced by an accepted document, documents not received by Hacienda yet, documents of situación 2/3 not accepted. */
   owed(): Promise<ContingencyOwed>;
 }

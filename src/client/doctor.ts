@@ -10,6 +10,9 @@ import path from 'node:path';
 import type { ClientContext as Ctx } from './context.js';
 import { ClientError } from './errors.js';
 import type { DoctorCheck } from '../service/doctor.js';
+import { ageText } from '../core/contingency.js';
+import { formatCr, parseIsoDateTime } from '../core/dates.js';
+import type { ContingencyOwed } from './contingency.js';
 import type { ActiveProfile, HaciendaEnv, LocalProfile, RemoteProfile } from './profiles.js';
 
 export type { CheckStatus, DoctorCheck } from '../service/doctor.js';
@@ -136,10 +139,16 @@ async function localChecks(ctx: Ctx, active: ActiveProfile & { profile: LocalPro
       return;
     }
     const { doctorChecks } = await import('../service/doctor.js');
+    const own = profile.env === 'local' ? 'the embedded emulator' : "Hacienda's own";
     const hint = profile.haciendaUrl
-      ? `the profile's haciendaUrl is ${profile.haciendaUrl}: correct it (fecr config set haciendaUrl URL${flagFor(active.name)}) or unset it for Hacienda's own (fecr config unset haciendaUrl${flagFor(active.name)})`
+      ? `the profile's haciendaUrl is ${profile.haciendaUrl}: correct it (fecr config set haciendaUrl URL${flagFor(active.name)}) or unset it for ${own} (fecr config unset haciendaUrl${flagFor(active.name)})`
       : undefined;
-    checks.push(...(await doctorChecks(opened.ctx, account?.id ?? null, hint ? { endpointHint: hint } : {})));
+    checks.push(...(await doctorChecks(opened.ctx, account?.id ?? null, { ...(hint ? { endpointHint: hint } : {}), externalHacienda: profile.haciendaUrl !== undefined })));
+    if (account) {
+      const { contingencyOwed } = await import('../service/contingency.js');
+      const owed = owedCheck(await contingencyOwed(opened.ctx, account.id), ctx.now().getTime(), flagFor(active.name));
+      if (owed) checks.push(owed);
+    }
   } finally {
     await opened.close();
   }
@@ -165,9 +174,37 @@ async function remoteChecks(ctx: Ctx, active: ActiveProfile & { profile: RemoteP
         ? { check: 'issuers', status: 'fail', message: 'no issuer is registered on the service', fix: `fecr emisor register issuer.json${flagFor(active.name)}` }
         : { check: 'issuers', status: 'ok', message: `${issuers.map((i) => i.identificacion).join(', ')} registered on the service (their certificates and Hacienda credentials are the service's: fecr doctor on its host)` },
     );
+    // A service without the contingency routes says nothing here (its issuers answered).
+    const owed = backend.contingency ? await backend.contingency().owed().then((o) => owedCheck(o, ctx.now().getTime(), flagFor(active.name)), () => undefined) : undefined;
+    if (owed) checks.push(owed);
   } catch (e) {
     checks.push({ check: 'issuers', status: 'fail', message: `the service refused the request: ${(e as Error).message}`, fix: `fecr login${flagFor(active.name)}` });
   } finally {
     await backend.close();
   }
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * What the account owes Hacienda (issue 36), as a warning: documents it has not received yet (whatever the
+ * contingencia setting), contingency documents not accepted, provisional comprobantes not replaced; the oldest's age.
+ * Nothing owed: no line (an ok line would say nothing a later check does not).
+ */
+export function owedCheck(owed: ContingencyOwed, nowMs: number, profileFlag: string): DoctorCheck | undefined {
+  const unsent = owed.documentos.filter((d) => d.estado === 'pendiente' || d.estado === 'credenciales_invalidas').length;
+  const parts = [
+    unsent ? `${plural(unsent, 'document', 'documents')} not received by Hacienda yet` : '',
+    owed.documentos.length - unsent ? `${plural(owed.documentos.length - unsent, 'contingency document', 'contingency documents')} not accepted` : '',
+    owed.provisionales.length ? `${plural(owed.provisionales.length, 'provisional comprobante', 'provisional comprobantes')} not replaced by an accepted document` : '',
+  ].filter((p) => p !== '');
+  if (parts.length === 0) return undefined;
+  const since = [...owed.documentos.map((d) => Date.parse(d.createdAt)), ...owed.provisionales.map((p) => parseIsoDateTime(p.fechaEmision)?.getTime() ?? Date.parse(p.recordedAt))];
+  const oldest = Math.min(...since);
+  return {
+    check: 'owed',
+    status: 'warn',
+    message: `${parts.join(', ')}; the oldest since ${formatCr(new Date(oldest))} (${ageText(nowMs - oldest)} ago)`,
+    fix: `fecr contingency send${profileFlag} sends them once Hacienda answers (fecr contingency status${profileFlag} lists them)`,
+  };
 }

@@ -131,3 +131,12 @@ export function urgencyOf(sinceMs: number, nowMs: number, plazoHoras: number): {
   if (left <= 0) return { urgency: 'passed', horasRestantes };
   return { urgency: left <= plazoHoras / 4 ? 'near' : 'ok', horasRestantes };
 }
+
+/** How long something has been owed, in words: `4 min`, `3 h 20 min`, `2 d 5 h` (a clock behind: `0 min`). */
+export function ageText(ms: number): string {
+  const minutes = Math.max(0, Math.floor(ms / 60_000));
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
+  return `${Math.floor(hours / 24)} d${hours % 24 ? ` ${hours % 24} h` : ''}`;
+}

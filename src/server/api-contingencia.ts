@@ -8,7 +8,7 @@
  * - `POST /api/contingencia/reemplazo {id, clave}` → marks it replaced by the account's document `clave` (sent with
  *   POST /api/enviar/items, situación 2 and InformacionReferencia 05/08: core/contingency.ts); 400 when replaced already.
  * - `POST /api/contingencia/pendientes {}` → what is still owed: provisional comprobantes not replaced by an accepted
- *   document, documents of situación 2 or 3 not accepted.
+ *   document, documents Hacienda has not received yet (any situación), documents of situación 2 or 3 not accepted.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -60,7 +60,7 @@ export const CONTINGENCIA_ENDPOINTS = [
   { path: '/api/contingencia/registrar' as const, summary: `Records provisional (paper) comprobantes issued during an outage, with their own numbering ${extension}`, request: 'RegistrarBody', response: 'RegistrarResponse', errors: [400], extension: true },
   { path: '/api/contingencia/provisional' as const, summary: `One provisional comprobante and its replacement's state ${extension}`, request: 'ProvisionalBody', response: 'ProvisionalResponse', errors: [400, 404], extension: true },
   { path: '/api/contingencia/reemplazo' as const, summary: `Marks a provisional comprobante replaced by a document of the account (situación 2, CodigoReferencia 05, TipoDocIR 08) ${extension}`, request: 'ReemplazoBody', response: 'ProvisionalResponse', errors: [400, 404], extension: true },
-  { path: '/api/contingencia/pendientes' as const, summary: `What is still owed after an outage: provisional comprobantes not replaced, documents of situación 2 or 3 not accepted ${extension}`, request: 'PendientesBody', response: 'PendientesResponse', errors: [], extension: true },
+  { path: '/api/contingencia/pendientes' as const, summary: `What is still owed after an outage: provisional comprobantes not replaced, documents not received by Hacienda yet (any situación), documents of situación 2 or 3 not accepted ${extension}`, request: 'PendientesBody', response: 'PendientesResponse', errors: [], extension: true },
 ];
 
 export function registerContingenciaEndpoints(app: FastifyInstance, ctx: ServiceContext, account: (req: FastifyRequest) => number): void {

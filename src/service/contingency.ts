@@ -1,17 +1,18 @@
 /**
  * Contingency (issue 30): the provisional (paper) comprobantes of an outage, recorded with their own numbering and
  * replaced later by electronic documents that reference them (core/contingency.ts: CodigoReferencia 05, TipoDocIR
- * 08, situación 2); what is still owed (those not replaced and accepted yet, and the documents signed in situación 2
- * or 3 that Hacienda has not accepted); and whether Hacienda's reception and IdP answer now (the `contingencia: auto`
+ * 08, situación 2); what is still owed (those not replaced and accepted yet, every document signed that Hacienda has
+ * not received yet whatever its situación, and the documents signed in situación 2 or 3 that Hacienda has not
+ * accepted); and whether Hacienda's reception and IdP answer now (the `contingencia: auto`
  * setting signs in situación 3 when it does not).
  */
 import { parseIsoDateTime } from '../core/dates.js';
 import { parseProvisional, type Provisional } from '../core/contingency.js';
 import type { Finding } from '../core/model.js';
 import {
-  contingencyDocumentsNotAccepted,
   insertProvisional,
   markProvisionalReplaced,
+  owedDocuments,
   provisionalById,
   provisionalByNumero,
   provisionalsWithReplacement,
@@ -33,7 +34,10 @@ export interface ProvisionalView extends Provisional {
   reemplazo: { clave: string; estado: DocumentState | null } | null;
 }
 
-/** A document signed in situación 2 or 3 that Hacienda has not accepted. */
+/**
+ * A document owed to Hacienda: signed but not received by it yet (`pendiente`, or held: `credenciales_invalidas`), in
+ * any situación; or signed in situación 2 or 3 and not accepted.
+ */
 export interface ContingencyDocument {
   clave: string;
   kind: string;
@@ -141,11 +145,15 @@ export function replaceable(p: ProvisionalView): boolean {
   return p.reemplazo === null || p.reemplazo.estado === 'rechazado' || p.reemplazo.estado === 'error';
 }
 
-/** What is still owed to Hacienda: provisional comprobantes not replaced by an accepted document, and contingency documents not accepted. */
+/**
+ * What is still owed to Hacienda: provisional comprobantes not replaced by an accepted document, documents signed but
+ * not received by Hacienda yet (whatever the contingency setting: it only decides the situación digit), and
+ * contingency documents not accepted.
+ */
 export async function contingencyOwed(ctx: ServiceContext, accountId: number): Promise<ContingencyOwed> {
   const provisionales = (await provisionalsWithReplacement(ctx.store.db, accountId)).map(viewOf).filter((p) => p.reemplazo?.estado !== 'aceptado');
   const replacing = new Set(provisionales.map((p) => p.reemplazo?.clave).filter((c): c is string => c !== undefined));
-  const documentos = (await contingencyDocumentsNotAccepted(ctx.store.db, accountId))
+  const documentos = (await owedDocuments(ctx.store.db, accountId))
     // A provisional's replacement is listed with it, not twice.
     .filter((d) => !replacing.has(d.clave))
     .map((d) => ({

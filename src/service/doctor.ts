@@ -9,7 +9,13 @@
  *    reception API's reachability (DNS, TLS, HTTP status in words: hacienda/client/describe.ts) and the issuer's
  *    activity code among its active activities at `/fe/ae`.
  *
- * Network checks ask once, without retries, with short timeouts. Env local (the embedded emulator) needs none.
+ * Env local: the embedded emulator needs no check; a Hacienda of the profile's own (`haciendaUrl`: an external
+ * `fecr hacienda serve`, or a dead URL) is reached as the real one is, its reception API and its IdP's token endpoint
+ * (one GET each without credentials), and fails naming the cause (issue 36: doctor said "every check holds" with
+ * Hacienda unreachable).
+ *
+ * Network checks ask once, without retries, with short timeouts (PROBE_MS for the reachability GETs); no document
+ * is sent.
  */
 import { actividadRegistrada } from '../core/catalog/actividades.js';
 import type { CertificateInfo } from '../core/sign/cert.js';
@@ -46,9 +52,14 @@ const AMBIENTE: Record<'sandbox' | 'production', number> = { production: 1, sand
 export interface DoctorOptions {
   /** Said with a failed reachability check (e.g. the profile's haciendaUrl and how to change it). */
   endpointHint?: string;
-  /** Network timeouts, ms (default 10 000). */
+  /** Network timeouts, ms (default 10 000; the reachability GETs: PROBE_MS). */
   timeoutMs?: number;
+  /** Env local: Hacienda is the profile's own URL (`haciendaUrl`), not the embedded emulator: reach it. */
+  externalHacienda?: boolean;
 }
+
+/** How long a reachability GET (reception, IdP) may take: short, so doctor never hangs on a dead Hacienda. */
+export const PROBE_MS = 5_000;
 
 /** Every check of the account's issuers and of its Hacienda (none but certificates in env local). */
 export async function doctorChecks(ctx: ServiceContext, accountId: number | null, opts: DoctorOptions = {}): Promise<DoctorCheck[]> {
@@ -66,14 +77,19 @@ export async function doctorChecks(ctx: ServiceContext, accountId: number | null
   const issuers = rows.map((row) => ({ row, record: openIssuerRecord(ctx, row) }));
   const certificates = issuers.map(({ record }) => certificateCheck(record, new Date(ctx.now())));
   for (const c of certificates) checks.push(c.check);
-  if (env === 'local') {
+  if (env === 'local' && !opts.externalHacienda) {
     checks.push({ check: 'hacienda', status: 'ok', message: 'env local: the embedded Hacienda emulator (no credentials or network to check)' });
+    return checks;
+  }
+  if (env === 'local') {
+    // An emulator at the profile's URL: what a send needs of it, its reception and its IdP (no credentials to check).
+    checks.push(...(await Promise.all([receptionCheck(ctx, opts), idpCheck(ctx, opts)])));
     return checks;
   }
   const timeout = opts.timeoutMs ?? 10_000;
   const http = new HttpClient({ connectTimeoutMs: timeout, headersTimeoutMs: timeout, bodyTimeoutMs: timeout, connections: 2 });
   try {
-    const reception = await receptionCheck(ctx, http, opts);
+    const reception = await receptionCheck(ctx, opts);
     checks.push(reception);
     const reachable = reception.status === 'ok';
     for (const [i, { row, record }] of issuers.entries()) {
@@ -160,8 +176,8 @@ export function probeReception(ctx: ServiceContext, opts: { http?: HttpClient; t
 }
 
 /** The reception API answers (any status below 500 without a token proves DNS, TCP and TLS). */
-async function receptionCheck(ctx: ServiceContext, http: HttpClient, opts: DoctorOptions): Promise<DoctorCheck> {
-  const r = await probeReception(ctx, { http });
+async function receptionCheck(ctx: ServiceContext, opts: DoctorOptions): Promise<DoctorCheck> {
+  const r = await probeReception(ctx, { timeoutMs: PROBE_MS });
   const where = ctx.hacienda.endpoints.receptionBaseUrl;
   if (r.ok) return { check: 'reception', status: 'ok', message: `${where} answers (HTTP ${r.status} without a token)` };
   return {
@@ -170,6 +186,14 @@ async function receptionCheck(ctx: ServiceContext, http: HttpClient, opts: Docto
     message: `${where} cannot be reached: ${r.cause}`,
     fix: opts.endpointHint ?? "check this machine's network, DNS and proxy (Hacienda's API is reached over HTTPS)",
   };
+}
+
+/** The IdP's token endpoint answers one GET without credentials (env local's external emulator; elsewhere the grant). */
+async function idpCheck(ctx: ServiceContext, opts: DoctorOptions): Promise<DoctorCheck> {
+  const where = ctx.hacienda.endpoints.tokenUrl;
+  const r = await probe(where, { timeoutMs: PROBE_MS });
+  if (r.ok) return { check: 'idp', status: 'ok', message: `${where} answers (HTTP ${r.status} without credentials)` };
+  return { check: 'idp', status: 'fail', message: `${where} cannot be reached: ${r.cause}`, fix: opts.endpointHint ?? "check this machine's network, DNS and proxy, and the IdP URL" };
 }
 
 /** One IdP password grant with the issuer's credentials (not when they are the placeholder or were refused already). */

@@ -1,4 +1,4 @@
-/** The provisional comprobantes of outages (migration 0016) and the documents signed in contingency. */
+/** The provisional comprobantes of outages (migration 0016) and the documents owed to Hacienda (unsent, or signed in contingency). */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ContingencyProvisionalsTable, Database, DocumentState } from './schema.js';
 
@@ -52,16 +52,18 @@ export async function provisionalsWithReplacement(db: Kysely<Database>, accountI
 }
 
 /**
- * The account's documents whose clave says situación 2 or 3 (its 42nd character, core/clave.ts) and that Hacienda has
- * not accepted, oldest first.
+ * What the account owes Hacienda of its own documents, oldest first: every one signed but not received by Hacienda yet
+ * (`pendiente`, or held for its issuer's refused credentials), whatever its situación (issue 36: an outage with the
+ * contingency setting off leaves situación 1 documents unsent), and those whose clave says situación 2 or 3 (its 42nd
+ * character, core/clave.ts) that Hacienda has not accepted.
  */
-export async function contingencyDocumentsNotAccepted(db: Kysely<Database>, accountId: number) {
+export async function owedDocuments(db: Kysely<Database>, accountId: number) {
+  const unsent: DocumentState[] = ['pendiente', 'credenciales_invalidas'];
   const rows = await db
     .selectFrom('documents')
     .select(['clave', 'kind', 'state', 'created_at', 'numero_referencia', 'total_comprobante', 'moneda'])
     .where('account_id', '=', accountId)
-    .where(sql<string>`substr(clave, 42, 1)`, 'in', ['2', '3'])
-    .where('state', '!=', 'aceptado')
+    .where((eb) => eb.or([eb('state', 'in', unsent), eb.and([eb(sql<string>`substr(clave, 42, 1)`, 'in', ['2', '3']), eb('state', '!=', 'aceptado')])]))
     // A MensajeReceptor's row is keyed by the supplier's clave and its own consecutivo (longer than 50): not ours.
     .where(sql<number>`length(clave)`, '=', 50)
     .orderBy('created_at')

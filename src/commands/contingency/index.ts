@@ -38,12 +38,12 @@ export function defineContingencyCommands(program: Command, ctx: Ctx): void {
     .option('--json', 'print as JSON')
     .action(async (id: string, body: string, opts: ReplaceFlags) => (await import('./replace.js')).run(ctx, id, body, opts));
   c.command('send')
-    .description('Hacienda answers again: send what the outage left queued now and wait for each verdict (exit 0 all aceptado, 3 rechazado, 8 still pending)')
+    .description('Hacienda answers again: send what the outage left queued now (every document not received yet, whatever the contingencia setting) and wait for each verdict (exit 0 all aceptado, 3 rechazado, 8 still pending)')
     .option('--timeout <seconds>', 'how long to wait for each verdict (default 60)')
     .option('--json', 'print as JSON')
     .action(async (opts: SendFlags) => (await import('./send.js')).run(ctx, opts));
   c.command('status')
-    .description('what is still owed, oldest first and since when: provisional comprobantes not replaced, contingency documents not accepted')
+    .description('what is still owed, oldest first, since when and how old: documents Hacienda has not received yet (any situación), provisional comprobantes not replaced, contingency documents not accepted')
     .option('--json', 'print as JSON')
     .option('--csv', 'print as CSV (RFC 4180; formulas neutralised)')
     .action(async (opts: StatusFlags) => (await import('./status.js')).run(ctx, opts));

@@ -1,7 +1,8 @@
 /**
  * `fecr contingency send`: once Hacienda answers again, send what the outage left queued now, not at the queue's next
- * retry: every document signed in situación 2 or 3 (and every provisional comprobante's replacement) not decided
- * yet, each followed to Hacienda's verdict or --timeout. The queue sends each once (a GET before any second POST:
+ * retry: every document signed that Hacienda has not received yet, whatever its situación (the `contingencia` setting
+ * only decides that digit), every one signed in situación 2 or 3 (and every provisional comprobante's replacement) not
+ * decided yet, each followed to Hacienda's verdict or --timeout. The queue sends each once (a GET before any second POST:
  * docs/faults.md). Then prints what is still owed, as `fecr contingency status` does. Exit 0 when nothing pending is
  * left, 8 when some are still undecided, 3 when Hacienda rejected one.
  */

@@ -4,6 +4,7 @@ import { withBackend } from '../backend.js';
 import { checkClave, ERRORES_HEADER, erroresOf, erroresRows, mailLine, printDetalle, printStatusTable, timeoutMs } from '../documents/shared.js';
 import { renderTable } from '../../cli/table.js';
 import { writeLine } from '../../cli/io.js';
+import { info } from '../../cli/output.js';
 import { startSpinner } from '../documents/spinner.js';
 import { report } from '../send/run.js';
 import type { Backend } from '../../client/backend.js';
@@ -43,6 +44,8 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
   const l = links as DocumentLinks | null;
   // Only when something references it: a comprobante nothing references shows as it always did.
   const shown = l && l.referenciadoPor.length > 0 ? { referenciadoPor: l.referenciadoPor, ...(l.saldo !== undefined ? { saldo: l.saldo, saldoPendiente: l.saldoPendiente } : {}) } : {};
+  // Not received by Hacienda yet: owed (issue 36), said after report's line, and how to send it.
+  const owed = s.estado === 'pendiente' ? OWED_LINE : undefined;
   await report(ctx, { ...s, ...shown }, {
     json: opts.json,
     mode,
@@ -57,8 +60,14 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
       if (mail) writeLine(ctx.io.stdout, mail);
       if (l) printLinks(ctx, l);
     },
+  }).catch((e: unknown) => {
+    if (owed) info(ctx, owed);
+    throw e;
   });
 }
+
+/** What `fecr status` adds for a document Hacienda has not received yet. */
+export const OWED_LINE = '  owed to Hacienda (not received yet): fecr contingency send sends it once Hacienda answers; fecr contingency status lists everything owed';
 
 /** The documents that reference this one (issue 30), then a sale's balance when anything references it. */
 function printLinks(ctx: Ctx, l: DocumentLinks): void {
