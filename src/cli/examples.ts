@@ -55,7 +55,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr init --force', 'write them again over the existing files'],
   ],
   doctor: [
-    ['fecr doctor', 'the profile in use: config, data dir, certificates (and Hacienda in sandbox/production)'],
+    ['fecr doctor', 'the profile in use: config, data dir, certificates, the Hacienda it sends to, what is owed'],
     ['fecr doctor --profile sandbox', "another profile: its credentials at Hacienda's IdP, the reception API, the activity codes"],
     ['fecr doctor --json', 'every check as data; exit 0 when none fails'],
   ],
@@ -206,7 +206,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr contingency record --numero P-0001 --fecha 2026-10-14T09:30 --emisor 3101123456 --total 11300', 'a paper comprobante handed out during the outage'],
     ['fecr contingency replace 1 factura.json --wait', 'its electronic replacement (situación 2, CodigoReferencia 05, TipoDocIR 08)'],
     ['fecr contingency send', 'Hacienda is back: send what the outage queued, wait for the verdicts'],
-    ['fecr contingency status', 'what is still owed, and since when'],
+    ['fecr contingency status', 'what is still owed, since when and how old'],
   ],
   'contingency record': [
     ['fecr contingency record --numero P-0001 --fecha 2026-10-14T09:30 --emisor 3101123456 --total 11300 --receptor "Ana Mora"', 'one, from flags (FE, CRC unless --kind, --moneda)'],
@@ -217,11 +217,11 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr contingency replace 2 nota-credito.json', 'an NC keeps its own reference and gets the provisional one too'],
   ],
   'contingency send': [
-    ['fecr contingency send', 'every document of situación 2 or 3 not decided yet, now: exit 0 all aceptado'],
+    ['fecr contingency send', 'every document Hacienda has not received yet (any situación) or of situación 2 or 3 not decided, now: exit 0 all aceptado'],
     ['fecr contingency send --timeout 300 --json', 'a longer wait, the verdicts as JSON'],
   ],
   'contingency status': [
-    ['fecr contingency status', 'provisional comprobantes not replaced, contingency documents not accepted; warns near the term'],
+    ['fecr contingency status', 'documents not received yet, provisional comprobantes not replaced, contingency documents not accepted, with their age; warns near the term'],
     ['fecr contingency status --json', 'as JSON'],
   ],
   test: [
