@@ -233,6 +233,10 @@ describe('a remote profile (a real fecr serve): the same verbs over /api/conting
     const id = rec.stdout.trim();
     const owed = JSON.parse((await hosted(['contingency', 'status', '--json'])).stdout) as { provisionales: { numero: string }[] };
     expect(owed.provisionales.map((p) => p.numero)).toEqual(['R-1']);
+    // doctor of a remote profile says what is owed too (issue 36): a warning, the service's checks hold.
+    const doc = await hosted(['doctor']);
+    expect(doc.code, doc.stdout + doc.stderr).toBe(0);
+    expect(doc.stdout).toMatch(/^warn {2}owed: 1 provisional comprobante not replaced by an accepted document; the oldest since \S+ \(\d+ min ago\); fix: fecr contingency replace ID BODY\.json --profile hosted replaces each provisional comprobante; fecr contingency status --profile hosted lists them$/m);
     writeFileSync(join(dir, 'remote-fe.json'), JSON.stringify({ ...validInvoice(), numeroReferencia: 301 }));
     const r = await hosted(['contingency', 'replace', id, 'remote-fe.json', '--wait', '--timeout', '60']);
     expect(r.code, r.stderr).toBe(0);

@@ -108,7 +108,7 @@ describe('a dead haciendaUrl with the contingencia setting off (the default), th
     expect(failing).toHaveLength(2);
     expect(failing[0]).toMatch(new RegExp(`^fail {2}reception: ${url}/recepcion/v1 cannot be reached: ${refused.replace(/[()]/g, '\\$&')}; fix: the profile's haciendaUrl is ${url}: correct it`));
     expect(failing[1]).toMatch(new RegExp(`^fail {2}idp: ${url}/auth/realms/rut/protocol/openid-connect/token cannot be reached: ${refused.replace(/[()]/g, '\\$&')}`));
-    expect(r.stdout).toMatch(/^warn {2}owed: 1 document not received by Hacienda yet; the oldest since \S+ \(\d+ min ago\); fix: fecr contingency send sends them once Hacienda answers/m);
+    expect(r.stdout).toMatch(/^warn {2}owed: 1 document not received by Hacienda yet; the oldest since \S+ \(\d+ min ago\); fix: fecr contingency send sends the documents once Hacienda answers; fecr contingency status lists them$/m);
     expect(r.stderr.trim().split('\n').at(-1)).toBe('error: 2 of 6 checks of profile "default" failed');
 
     const status = await fecr(['status', clave]);

@@ -205,6 +205,12 @@ export function owedCheck(owed: ContingencyOwed, nowMs: number, profileFlag: str
     check: 'owed',
     status: 'warn',
     message: `${parts.join(', ')}; the oldest since ${formatCr(new Date(oldest))} (${ageText(nowMs - oldest)} ago)`,
-    fix: `fecr contingency send${profileFlag} sends them once Hacienda answers (fecr contingency status${profileFlag} lists them)`,
+    fix: [
+      owed.documentos.length ? `fecr contingency send${profileFlag} sends the documents once Hacienda answers` : '',
+      owed.provisionales.length ? `fecr contingency replace ID BODY.json${profileFlag} replaces each provisional comprobante` : '',
+    ]
+      .filter((f) => f !== '')
+      .concat(`fecr contingency status${profileFlag} lists them`)
+      .join('; '),
   };
 }
