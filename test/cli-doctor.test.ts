@@ -154,6 +154,28 @@ describe('fecr doctor on a sandbox profile (the emulator as the sandbox)', () =>
   });
 });
 
+describe('fecr doctor on a local profile whose haciendaUrl is an emulator of its own (issue 36)', () => {
+  const fecr = cli(join(root, 'local-external'));
+
+  it('its reception and IdP answer; the issuer\'s credentials refused by a strict emulator are named; with its user, every check holds', async () => {
+    expect((await fecr(['config', 'set', `haciendaUrl=${emu.url}`, '--profile', 'ext'])).code).toBe(0);
+    await tourIssuer(fecr, createTestP12({ id: ID, type: '02', pin: '1234' }), ['--profile', 'ext']);
+    const r = await fecr(['doctor', '--profile', 'ext']);
+    expect(r.code, r.stdout).toBe(1);
+    expect(r.stdout).toMatch(/^ok {4}reception: http:\/\/127\.0\.0\.1:\d+\/recepcion\/v1 answers \(HTTP 401 without a token\)$/m);
+    expect(r.stdout).toMatch(/^ok {4}idp: http:\/\/127\.0\.0\.1:\d+\/auth\/realms\/rut\/protocol\/openid-connect\/token answers \(HTTP \d+ without credentials\)$/m);
+    expect(failing(r)).toHaveLength(1);
+    expect(failing(r)[0]).toMatch(new RegExp(`^fail  credentials ${ID}: Hacienda's IdP refused the credentials of "`));
+    const record = JSON.parse((await import('node:fs')).readFileSync(join(root, 'local-external', 'work', 'issuer.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(root, 'local-external', 'work', 'right.json'), JSON.stringify({ ...record, usuarioHacienda: USER, claveHacienda: b64(PASSWORD) }));
+    expect((await fecr(['emisor', 'update', 'right.json', '--profile', 'ext'])).code).toBe(0);
+    const ok = await fecr(['doctor', '--profile', 'ext']);
+    expect(ok.code, ok.stdout).toBe(0);
+    for (const l of lines(ok)) expect(l).toMatch(/^ok {4}/);
+    expect(ok.stdout).toContain(`ok    credentials ${ID}: Hacienda's IdP granted a token to ${USER}`);
+  });
+});
+
 describe('fecr doctor on a profile pointed at a host that cannot be reached', () => {
   const fecr = cli(join(root, 'offline'));
   const p12 = createTestP12({ id: ID, type: '02', pin: '1234', issuer: createTestCa({ name: 'CA PERSONA JURIDICA - SANDBOX' }) });

@@ -109,7 +109,8 @@ describe('a dead haciendaUrl with the contingencia setting off (the default), th
     expect(failing[0]).toMatch(new RegExp(`^fail {2}reception: ${url}/recepcion/v1 cannot be reached: ${refused.replace(/[()]/g, '\\$&')}; fix: the profile's haciendaUrl is ${url}: correct it`));
     expect(failing[1]).toMatch(new RegExp(`^fail {2}idp: ${url}/auth/realms/rut/protocol/openid-connect/token cannot be reached: ${refused.replace(/[()]/g, '\\$&')}`));
     expect(r.stdout).toMatch(/^warn {2}owed: 1 document not received by Hacienda yet; the oldest since \S+ \(\d+ min ago\); fix: fecr contingency send sends the documents once Hacienda answers; fecr contingency status lists them$/m);
-    expect(r.stderr.trim().split('\n').at(-1)).toBe('error: 2 of 6 checks of profile "default" failed');
+    expect(r.stdout).toContain('skip  credentials 3101123456: not checked: Hacienda is not reachable');
+    expect(r.stderr.trim().split('\n').at(-1)).toBe('error: 2 of 7 checks of profile "default" failed');
 
     const status = await fecr(['status', clave]);
     expect(status.code).toBe(8);
@@ -124,6 +125,7 @@ describe('a dead haciendaUrl with the contingencia setting off (the default), th
     expect(up.code, up.stdout + up.stderr).toBe(0);
     expect(up.stdout).toMatch(new RegExp(`^ok {4}reception: ${url}/recepcion/v1 answers \\(HTTP \\d+ without a token\\)$`, 'm'));
     expect(up.stdout).toMatch(new RegExp(`^ok {4}idp: ${url}/auth/realms/rut/protocol/openid-connect/token answers \\(HTTP \\d+ without credentials\\)$`, 'm'));
+    expect(up.stdout).toMatch(/^ok {4}credentials 3101123456: Hacienda's IdP granted a token to /m);
     // Still owed (doctor sends nothing): a warning, not a failure.
     expect(lines(up).filter((l) => !l.startsWith('ok'))).toEqual([expect.stringMatching(/^warn {2}owed: 1 document not received by Hacienda yet/)]);
     expect(up.stderr.trim().split('\n').at(-1)).toBe('profile "default": every check holds (1 warning)');

@@ -11,8 +11,8 @@
  *
  * Env local: the embedded emulator needs no check; a Hacienda of the profile's own (`haciendaUrl`: an external
  * `fecr hacienda serve`, or a dead URL) is reached as the real one is, its reception API and its IdP's token endpoint
- * (one GET each without credentials), and fails naming the cause (issue 36: doctor said "every check holds" with
- * Hacienda unreachable).
+ * (one GET each without credentials), then one grant per issuer, and fails naming the cause (issue 36: doctor said
+ * "every check holds" with Hacienda unreachable).
  *
  * Network checks ask once, without retries, with short timeouts (PROBE_MS for the reachability GETs); no document
  * is sent.
@@ -82,8 +82,19 @@ export async function doctorChecks(ctx: ServiceContext, accountId: number | null
     return checks;
   }
   if (env === 'local') {
-    // An emulator at the profile's URL: what a send needs of it, its reception and its IdP (no credentials to check).
-    checks.push(...(await Promise.all([receptionCheck(ctx, opts), idpCheck(ctx, opts)])));
+    // An emulator at the profile's URL: what a send needs of it, its reception and its IdP, then one grant per issuer
+    // (a strict emulator knows its users: a refusal is its 401; fecr init's placeholder is fine with a lenient one).
+    const reach = await Promise.all([receptionCheck(ctx, opts), idpCheck(ctx, opts)]);
+    checks.push(...reach);
+    const reachable = reach.every((c) => c.status === 'ok');
+    const http = new HttpClient({ connectTimeoutMs: PROBE_MS, headersTimeoutMs: PROBE_MS, bodyTimeoutMs: PROBE_MS, connections: 1 });
+    try {
+      for (const { row, record } of issuers) {
+        checks.push(reachable ? await credentialsCheck(ctx, http, row, record, { placeholderOk: true }) : skipped(`credentials ${record.identificacion}`, 'Hacienda is not reachable'));
+      }
+    } finally {
+      await http.close();
+    }
     return checks;
   }
   const timeout = opts.timeoutMs ?? 10_000;
@@ -196,12 +207,15 @@ async function idpCheck(ctx: ServiceContext, opts: DoctorOptions): Promise<Docto
   return { check: 'idp', status: 'fail', message: `${where} cannot be reached: ${r.cause}`, fix: opts.endpointHint ?? "check this machine's network, DNS and proxy, and the IdP URL" };
 }
 
-/** One IdP password grant with the issuer's credentials (not when they are the placeholder or were refused already). */
-async function credentialsCheck(ctx: ServiceContext, http: HttpClient, row: Issuer, record: IssuerRecord): Promise<DoctorCheck> {
+/**
+ * One IdP password grant with the issuer's credentials (not when they are the placeholder, unless `placeholderOk`: an
+ * emulator in env local, or were refused already).
+ */
+async function credentialsCheck(ctx: ServiceContext, http: HttpClient, row: Issuer, record: IssuerRecord, o: { placeholderOk?: boolean } = {}): Promise<DoctorCheck> {
   const check = `credentials ${record.identificacion}`;
   const password = decodeClaveHacienda(record.claveHacienda);
   const fix = `put the issuer's Hacienda user and password (ATV, ${ctx.hacienda.environment}) in usuarioHacienda and claveHacienda (base64) of ISSUER.json, ${UPDATE}`;
-  if (password.startsWith('REPLACE:') || password === PLACEHOLDER_PASSWORD) {
+  if (!o.placeholderOk && (password.startsWith('REPLACE:') || password === PLACEHOLDER_PASSWORD)) {
     return { check, status: 'fail', message: 'claveHacienda is the placeholder fecr init wrote, not a password', fix };
   }
   if (row.hacienda_refused_at !== null) {
