@@ -20,8 +20,7 @@ import {
 } from '../store/contingency.js';
 import type { DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
-import { probe } from '../hacienda/index.js';
-import { probeReception } from './doctor.js';
+import { probeIdp, probeReception } from './doctor.js';
 import { findIssuer } from './issuers.js';
 import { ServiceError } from './service-error.js';
 
@@ -176,7 +175,7 @@ export async function contingencyOwed(ctx: ServiceContext, accountId: number): P
  * first cause in words when not.
  */
 export async function haciendaReachable(ctx: ServiceContext, timeoutMs: number): Promise<{ ok: true } | { ok: false; cause: string }> {
-  const [reception, idp] = await Promise.all([probeReception(ctx, { timeoutMs }), probe(ctx.hacienda.endpoints.tokenUrl, { timeoutMs })]);
+  const [reception, idp] = await Promise.all([probeReception(ctx, { timeoutMs }), probeIdp(ctx, { timeoutMs })]);
   if (!reception.ok) return { ok: false, cause: reception.cause };
   if (!idp.ok) return { ok: false, cause: `the IdP: ${idp.cause}` };
   return { ok: true };

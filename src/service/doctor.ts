@@ -186,6 +186,11 @@ export function probeReception(ctx: ServiceContext, opts: { http?: HttpClient; t
   return probe(`${ctx.hacienda.endpoints.receptionBaseUrl}/comprobantes?offset=0&limit=1`, opts);
 }
 
+/** Whether the IdP's token endpoint answers one GET without credentials (any status below 500), as probeReception. */
+export function probeIdp(ctx: ServiceContext, opts: { http?: HttpClient; timeoutMs?: number }): Promise<ProbeResult> {
+  return probe(ctx.hacienda.endpoints.tokenUrl, opts);
+}
+
 /** The reception API answers (any status below 500 without a token proves DNS, TCP and TLS). */
 async function receptionCheck(ctx: ServiceContext, opts: DoctorOptions): Promise<DoctorCheck> {
   const r = await probeReception(ctx, { timeoutMs: PROBE_MS });
@@ -202,7 +207,7 @@ async function receptionCheck(ctx: ServiceContext, opts: DoctorOptions): Promise
 /** The IdP's token endpoint answers one GET without credentials (env local's external emulator; elsewhere the grant). */
 async function idpCheck(ctx: ServiceContext, opts: DoctorOptions): Promise<DoctorCheck> {
   const where = ctx.hacienda.endpoints.tokenUrl;
-  const r = await probe(where, { timeoutMs: PROBE_MS });
+  const r = await probeIdp(ctx, { timeoutMs: PROBE_MS });
   if (r.ok) return { check: 'idp', status: 'ok', message: `${where} answers (HTTP ${r.status} without credentials)` };
   return { check: 'idp', status: 'fail', message: `${where} cannot be reached: ${r.cause}`, fix: opts.endpointHint ?? "check this machine's network, DNS and proxy, and the IdP URL" };
 }
