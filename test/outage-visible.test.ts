@@ -112,6 +112,16 @@ describe('a dead haciendaUrl with the contingencia setting off (the default), th
     expect(r.stdout).toContain('skip  credentials 3101123456: not checked: Hacienda is not reachable');
     expect(r.stderr.trim().split('\n').at(-1)).toBe('error: 2 of 7 checks of profile "default" failed');
 
+    // Still down: contingency send says so at once (one look at Hacienda, 5 s at most), sends nothing, exit 8; on main
+    // it followed the document until --timeout.
+    const started = Date.now();
+    const early = await fecr(['contingency', 'send', '--timeout', '120']);
+    expect(early.code, early.stderr).toBe(8);
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(early.stderr.trim().split('\n').at(-1)).toBe(
+      `error: Hacienda still cannot be reached (${refused}): 1 document stays owed, none sent; run fecr contingency send again once it answers (fecr doctor checks it)`,
+    );
+
     const status = await fecr(['status', clave]);
     expect(status.code).toBe(8);
     expect(status.stderr.trim().split('\n').slice(-2)).toEqual([`error: ${clave} is not sent yet (Hacienda could not be reached: ${refused}); it is sent by the next fecr command that runs the worker (fecr doctor checks the profile)`, OWED_LINE]);

@@ -13,7 +13,8 @@ import { info, printJson } from '../../cli/output.js';
 import type { DocumentStatus } from '../../client/backend.js';
 import { FINAL_STATES, HELD_STATES } from '../../core/lifecycle.js';
 import { withBackend } from '../backend.js';
-import { timeoutMs } from '../documents/shared.js';
+import { heldLine, issuerOfClave, timeoutMs } from '../documents/shared.js';
+import { safeText } from '../../cli/safe-text.js';
 import { contingencyOf } from './shared.js';
 
 export interface SendFlags {
@@ -24,15 +25,33 @@ export interface SendFlags {
 /** Documents followed at once (each waits on one shared watch in local mode). */
 const AT_ONCE = 32;
 
+/** How long the first look at Hacienda may take before anything is followed (local mode: one GET each at reception and the IdP). */
+const PROBE_MS = 5_000;
+
 export async function run(ctx: Ctx, f: SendFlags): Promise<void> {
   const timeout = timeoutMs(f.timeout);
   const done = await withBackend(ctx, async (b) => {
-    const owed = await contingencyOf(b).owed();
+    const api = contingencyOf(b);
+    const owed = await api.owed();
+    // Held for the issuer's refused credentials: not sent until they change (service/issuers.ts releases them), said
+    // here rather than skipped in silence (issue 36).
+    const held = owed.documentos.filter((d) => (HELD_STATES as readonly string[]).includes(d.estado));
+    for (const issuer of new Set(held.map((d) => issuerOfClave(d.clave)))) {
+      info(ctx, `warning: ${heldLine(issuer, { count: held.filter((d) => issuerOfClave(d.clave) === issuer).length })}`);
+    }
     const undecided = (estado: string | null) => estado !== null && !(FINAL_STATES as readonly string[]).includes(estado) && !(HELD_STATES as readonly string[]).includes(estado);
     const claves = [
       ...owed.documentos.filter((d) => undecided(d.estado)).map((d) => d.clave),
       ...owed.provisionales.flatMap((p) => (p.reemplazo && undecided(p.reemplazo.estado) ? [p.reemplazo.clave] : [])),
     ];
+    // Local mode: Hacienda still down → say so at once, rather than wait out --timeout on every document (issue 36).
+    if (claves.length > 0 && api.reachable) {
+      const r = await api.reachable(PROBE_MS);
+      if (!r.ok) {
+        info(ctx, safeText(`error: Hacienda still cannot be reached (${r.cause}): ${claves.length} document${claves.length === 1 ? ' stays' : 's stay'} owed, none sent; run fecr contingency send again once it answers (fecr doctor checks it)`));
+        throw new SilentExit(EXIT.pending);
+      }
+    }
     const out: DocumentStatus[] = [];
     for (let i = 0; i < claves.length; i += AT_ONCE) {
       out.push(...(await Promise.all(claves.slice(i, i + AT_ONCE).map((c) => b.waitForVerdict(c, { timeoutMs: timeout })))));
