@@ -106,6 +106,9 @@ describe('fecr documents annul', () => {
     const j = JSON.parse((await fecr(['status', fe, '--json'])).stdout);
     expect(j.referenciadoPor).toEqual([expect.objectContaining({ clave: nc, tipo: 'NC', estado: 'aceptado', codigoReferencia: '01' })]);
     expect(j.saldo).toBe('0.00000');
+    // Issue 36 item 7: an annulled comprobante names what annulled it.
+    expect(j.anuladoPor).toEqual({ clave: nc, estado: 'aceptado' });
+    expect(r.stdout).toContain(`annulled by: ${nc} (aceptado)`);
   });
 
   it('a second annul of the same FE is refused in one line, exit 1, nothing sent', async () => {
@@ -167,7 +170,20 @@ describe('fecr documents replace', () => {
     ]);
     const s = JSON.parse((await fecr(['status', rejected, '--json'])).stdout);
     expect(s.estado).toBe('rechazado');
-    expect(s.referenciadoPor).toEqual([expect.objectContaining({ clave: out.clave, tipo: 'FE', estado: 'aceptado', codigoReferencia: '16' })]);
+    // Issue 36 item 7: the replacement's amount is its TotalComprobante; a rejected comprobante owes nothing, and its
+    // status names what replaced it.
+    const total = oldXml.resumen.totalComprobante;
+    expect(s.referenciadoPor).toEqual([expect.objectContaining({ clave: out.clave, tipo: 'FE', estado: 'aceptado', codigoReferencia: '16', monto: xml.resumen.totalComprobante })]);
+    expect(s.saldo).toBe('0.00000');
+    expect(s.saldoPendiente).toBe('0.00000');
+    expect(s.reemplazadoPor).toEqual({ clave: out.clave, estado: 'aceptado' });
+    const table = await fecr(['status', rejected]);
+    // Its exit is its own state's (3: rechazado), as always.
+    expect(table.code, table.stderr).toBe(3);
+    expect(table.stdout).toMatch(new RegExp(`^FE\\t${out.clave}\\taceptado\\t16 [^\\t]+\\t${xml.resumen.totalComprobante.replace('.', '\\.')}$`, 'm'));
+    expect(table.stdout).toContain(`replaced by: ${out.clave} (aceptado)`);
+    expect(table.stdout).toMatch(/^saldo: 0\.00000 CRC \(rejected by Hacienda: nothing is owed on it\)$/m);
+    expect(table.stdout).not.toContain(`saldo: ${total}`);
     // Replaced once: a second replacement is refused.
     expectOneLine(await fecr(['documents', 'replace', rejected, file]), `${rejected} is already replaced by ${out.clave} (aceptado)`);
   }, 60_000);

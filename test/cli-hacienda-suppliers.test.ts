@@ -101,7 +101,7 @@ describe('fecr hacienda suppliers issue', () => {
       mes = show.fechaEmision.slice(0, 7);
     }
     expect(iva.gt(0)).toBe(true);
-    const resumen = JSON.parse((await fecr(['recibidos', 'resumen', mes, '--json'])).stdout) as { documentos: number; totales: { ivaAcreditable: string }; excluidos: unknown[] };
+    const resumen = JSON.parse((await fecr(['recibidos', 'resumen', mes, '--issuer', BUYER, '--json'])).stdout) as { documentos: number; totales: { ivaAcreditable: string }; excluidos: unknown[] };
     expect(resumen.documentos).toBe(3);
     expect(resumen.totales.ivaAcreditable).toBe(iva.toFixed(5));
     expect(resumen.excluidos).toEqual([]);

@@ -81,7 +81,7 @@ describe('fecr recibidos: a MensajeReceptor Hacienda rejects', () => {
     const det = JSON.parse((await fecr(['recibidos', 'show', a, '--json'])).stdout) as { fechaEmision: string; totalImpuesto: string; situacionIva: string };
     expect(det.situacionIva).toBe('respuesta_rechazada');
     const mes = det.fechaEmision.slice(0, 7);
-    const s1 = JSON.parse((await fecr(['recibidos', 'resumen', mes, '--json'])).stdout) as Summary;
+    const s1 = JSON.parse((await fecr(['recibidos', 'resumen', mes, '--issuer', test.issuer.identificacion, '--json'])).stdout) as Summary;
     expect(s1.documentos).toBe(0);
     expect(s1.totales.ivaAcreditable).toBe('0.00000');
     expect(s1.excluidos.map((x) => [x.clave, x.motivo]).sort()).toEqual(
@@ -111,7 +111,7 @@ describe('fecr recibidos: a MensajeReceptor Hacienda rejects', () => {
     expect(second.consecutivoReceptor.slice(8, 10)).toBe('05');
     expect(second.consecutivoReceptor).not.toBe(first.consecutivoReceptor);
 
-    const s2 = JSON.parse((await fecr(['recibidos', 'resumen', mes, '--json'])).stdout) as Summary;
+    const s2 = JSON.parse((await fecr(['recibidos', 'resumen', mes, '--issuer', test.issuer.identificacion, '--json'])).stdout) as Summary;
     expect(s2.documentos).toBe(1);
     expect(s2.totales.ivaAcreditable).toBe(dec(det.totalImpuesto).toFixed(5));
     expect(s2.excluidos.map((x) => [x.clave, x.motivo])).toEqual([[b, 'sin_respuesta']]);

@@ -128,7 +128,7 @@ describe('the same comprobante in other bytes', () => {
       d.close();
     }
     const show = JSON.parse((await fecr(['recibidos', 'show', clave, '--json'])).stdout) as { fechaEmision: string; totalImpuesto: string };
-    const resumen = await fecr(['recibidos', 'resumen', show.fechaEmision.slice(0, 7), '--json']);
+    const resumen = await fecr(['recibidos', 'resumen', show.fechaEmision.slice(0, 7), '--issuer', test.issuer.identificacion, '--json']);
     const sum = JSON.parse(resumen.stdout) as { documentos: number; totales: { ivaAcreditable: string; impuesto: string } };
     expect(sum.documentos).toBe(1);
     expect(sum.totales.ivaAcreditable).toBe(dec(show.totalImpuesto).toFixed(5));

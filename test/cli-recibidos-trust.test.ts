@@ -76,7 +76,7 @@ describe('fecr recibidos: a forged supplier invoice', () => {
     const ok = await fecr(['recibidos', 'aceptar', genuina, '--json']);
     expect(ok.code, ok.stderr).toBe(0);
     const mes = new Date().toLocaleDateString('sv-SE', { timeZone: 'America/Costa_Rica' }).slice(0, 7);
-    const s = await fecr(['recibidos', 'resumen', mes, '--json']);
+    const s = await fecr(['recibidos', 'resumen', mes, '--issuer', test.issuer.identificacion, '--json']);
     expect(s.code, s.stderr).toBe(0);
     expect(JSON.parse(s.stdout)).toMatchObject({ documentos: 1, invalidos: 1 });
   });

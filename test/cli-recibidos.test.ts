@@ -134,7 +134,7 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
     const [a, p] = claves as [string, string, string];
     const detA = JSON.parse((await fecr(['recibidos', 'show', a, '--json'])).stdout) as { fechaEmision: string; totalImpuesto: string; totalComprobante: string };
     const mes = detA.fechaEmision.slice(0, 7);
-    const s = await fecr(['recibidos', 'resumen', mes, '--json']);
+    const s = await fecr(['recibidos', 'resumen', mes, '--issuer', test.issuer.identificacion, '--json']);
     expect(s.code, s.stderr).toBe(0);
     const sum = JSON.parse(s.stdout) as { documentos: number; rechazados: number; totales: Record<string, string>; porTarifa: { ivaAcreditable: string; gastoAplicable: string }[] };
     expect(sum.documentos).toBe(2);
@@ -142,8 +142,11 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
     const iva = dec(detA.totalImpuesto).plus(1000);
     expect(sum.totales.ivaAcreditable).toBe(iva.toFixed(5));
     expect(sum.porTarifa.reduce((x, l) => x.plus(dec(l.gastoAplicable)), dec(0)).toFixed(5)).toBe(sum.totales.gastoAplicable);
+    // Without --issuer (issue 36): a list, one summary per issuer, each what --issuer gives (here one).
+    expect(JSON.parse((await fecr(['recibidos', 'resumen', mes, '--json'])).stdout)).toEqual([sum]);
     const table = await fecr(['recibidos', 'resumen', mes]);
     expect(table.stdout).toMatch(/^total\t/m);
+    expect(table.stdout.split('\n')[0]).toBe(`emisor ${test.issuer.identificacion} ${test.issuer.nombre}`);
 
     for (const [type, marker] of [
       ['xml', '<FacturaElectronica'],

@@ -10,8 +10,9 @@ import { startWorker } from '../src/service/delivery/worker.js';
 import { registerIssuer } from '../src/service/issuers.js';
 import { decideRecibido } from '../src/service/recibidos/decide.js';
 import { importRecibidos } from '../src/service/recibidos/import.js';
-import { monthlySummary, recibidoFile } from '../src/service/recibidos/queries.js';
-import { ivaReport } from '../src/service/report-iva.js';
+import { issuerSummaries, recibidoFile } from '../src/service/recibidos/queries.js';
+import { ivaReport, ivaReports } from '../src/service/report-iva.js';
+import { buildApiApp } from '../src/server/api-app.js';
 import { makeServiceContext, type TestContext } from './helpers/api-context.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 import { FAST_WORKER, withTimeout } from './helpers/worker-docs.js';
@@ -110,21 +111,58 @@ describe('report iva: purchases in colones, of the named issuer', () => {
     expect(new D(r.compras.totales.base).gt(new D(tag(xml, 'TotalVentaNeta')).times(100))).toBe(true);
   });
 
-  it("--issuer: each issuer's report holds its own purchases only; the account's holds both", async () => {
+  it("--issuer: each issuer's report holds its own purchases only; without it, one report per issuer, never their sum", async () => {
     const rb = await ivaReport(env.ctx, accountId, mes, B);
+    expect(rb.emisor).toEqual({ identificacion: B, nombre: 'OTRA EMPRESA SOCIEDAD ANONIMA' });
     expect(rb.compras.documentos).toBe(1);
     expect(rb.compras.totales.ivaAcreditable).toBe(m5(await acreditableColones(crcClave)));
-    const all = await ivaReport(env.ctx, accountId, mes);
-    expect(all.compras.documentos).toBe(2);
     expect(rb.compras.excluidos).toEqual([]);
-    expect(all.compras.totales.ivaAcreditable).toBe(m5((await acreditableColones(usdClave)).plus(await acreditableColones(crcClave))));
+    // Issue 36: two issuers, two reports, each the one --issuer gives (by identificación).
+    const each = await ivaReports(env.ctx, accountId, mes);
+    expect(each.map((r) => r.emisor.identificacion)).toEqual([A, B]);
+    expect(each).toEqual([await ivaReport(env.ctx, accountId, mes, A), rb]);
+    expect(each[0]!.compras.totales.ivaAcreditable).toBe(m5(await acreditableColones(usdClave)));
     // The saldo follows the purchases of the issuer named (no sales here: a credit of its own IVA acreditable).
     expect(rb.diferencia.ivaAcreditable).toBe(rb.compras.totales.ivaAcreditable);
   });
 
-  it('recibidos resumen (the same summary) is in colones too', async () => {
-    const s = await monthlySummary(env.ctx, accountId, mes);
-    expect(s.totales.ivaAcreditable).toBe(m5((await acreditableColones(usdClave)).plus(await acreditableColones(crcClave))));
+  it('recibidos resumen (the same summary) is in colones too, one per issuer', async () => {
+    const [sa, sb] = await issuerSummaries(env.ctx, accountId, mes);
+    expect(sa!.emisor.identificacion).toBe(A);
+    expect(sa!.totales.ivaAcreditable).toBe(m5(await acreditableColones(usdClave)));
+    expect(sb!.emisor.identificacion).toBe(B);
+    expect(sb!.totales.ivaAcreditable).toBe(m5(await acreditableColones(crcClave)));
+    expect(await issuerSummaries(env.ctx, accountId, mes, { emisor: B })).toEqual([sb]);
+    await expect(issuerSummaries(env.ctx, accountId, mes, { emisor: '999999999' })).rejects.toMatchObject({ details: [{ path: 'emisor' }] });
+  });
+
+  it('the API routes (issue 36): without emisor an array, one per issuer, each what the emisor gives; with it the object', async () => {
+    const app = buildApiApp(env.ctx, { authenticate: async () => ({ base: 'contador2' }) });
+    const post = async (url: string, payload: unknown) => {
+      const res = await app.inject({ method: 'POST', url, headers: { authorization: 'Bearer x', 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+      return { code: res.statusCode, data: (res.json() as { data: unknown }).data, body: res.json() as unknown };
+    };
+    try {
+      for (const url of ['/api/reportes/iva', '/api/recibidos/resumen']) {
+        const all = await post(url, { mes });
+        expect(all.code).toBe(200);
+        expect(Array.isArray(all.data)).toBe(true);
+        const list = all.data as { emisor: { identificacion: string }; compras?: unknown }[];
+        expect(list.map((x) => x.emisor.identificacion)).toEqual([A, B]);
+        for (const x of list) {
+          const one = await post(url, { mes, emisor: x.emisor.identificacion });
+          expect(one.code).toBe(200);
+          expect(one.data).toEqual(x);
+        }
+        const unknown = await post(url, { mes, emisor: '999999999' });
+        expect(unknown.code).toBe(400);
+        expect(JSON.stringify(unknown.body)).toContain('emisor');
+      }
+      const ra = (await post('/api/recibidos/resumen', { mes, emisor: A })).data as { totales: { ivaAcreditable: string } };
+      expect(ra.totales.ivaAcreditable).toBe(m5(await acreditableColones(usdClave)));
+    } finally {
+      await app.close();
+    }
   });
 
   it('answered late: listed with its days (still counted: Hacienda accepted it); unanswered past the term flagged', async () => {

@@ -16,7 +16,7 @@ import { registerIssuer } from '../src/service/issuers.js';
 import { decideRecibido } from '../src/service/recibidos/decide.js';
 import { importRecibidos } from '../src/service/recibidos/import.js';
 import { getRecibido, recibidoFile } from '../src/service/recibidos/queries.js';
-import { ivaReport } from '../src/service/report-iva.js';
+import { ivaReport, ivaReports } from '../src/service/report-iva.js';
 import { buildApiApp } from '../src/server/api-app.js';
 import { RemoteReports } from '../src/client/reports-backends.js';
 import { fixtureBody, makeServiceContext, type TestContext } from './helpers/api-context.js';
@@ -237,9 +237,14 @@ describe('fecr report iva: a month of every kind', () => {
         return res.json() as T;
       });
       expect(await remote.iva(mes, t.issuer.identificacion)).toEqual(await ivaReport(env.ctx, accountId, mes, t.issuer.identificacion));
+      // Issue 36: without emisor, one report per issuer of the account (an array); an account without issuers: none.
+      const each = await post({ mes });
+      expect(each.statusCode).toBe(200);
+      expect(each.json().data).toEqual([await ivaReport(env.ctx, accountId, mes, t.issuer.identificacion)]);
+      expect(await remote.ivaEach(mes)).toEqual(each.json().data);
       const other = await post({ mes }, 'otra');
       expect(other.statusCode).toBe(200);
-      expect(other.json().data).toMatchObject({ ventas: { documentos: 0, ivaDebito: '0.00000' }, compras: { documentos: 0 }, excluidos: [] });
+      expect(other.json().data).toEqual([]);
       expect((await post({ mes, emisor: t.issuer.identificacion }, 'otra')).statusCode).toBe(400);
       for (const [body, field] of [[{ mes: '2026-13' }, 'mes'], [{}, 'mes'], [{ mes, emisor: 'abc' }, 'emisor']] as const) {
         const r = await post(body);
@@ -254,7 +259,8 @@ describe('fecr report iva: a month of every kind', () => {
   });
 
   it('a bad month or an unknown issuer: a validation error naming the field', async () => {
-    await expect(ivaReport(env.ctx, accountId, '2026-13')).rejects.toMatchObject({ details: [{ path: 'mes' }] });
+    await expect(ivaReport(env.ctx, accountId, '2026-13', t.issuer.identificacion)).rejects.toMatchObject({ details: [{ path: 'mes' }] });
+    await expect(ivaReports(env.ctx, accountId, '2026-13')).rejects.toMatchObject({ details: [{ path: 'mes' }] });
     await expect(ivaReport(env.ctx, accountId, mes, '999999999')).rejects.toMatchObject({ details: [{ path: 'emisor' }] });
   });
 });
@@ -296,6 +302,8 @@ describe('fecr report iva, spawned: the demo month', () => {
     expect(t2.code, t2.stderr).toBe(0);
     expect(t2.stdout).toContain(`ventas\tIVA débito\t\t\t\t${new D(want.ivaDebito).toFixed(2, Decimal.ROUND_HALF_UP)}\t`);
     expect(t2.stdout).toContain('D-150\tmapping not sourced');
+    // Without --issuer, one issuer: one section, its heading naming the cédula (issue 36).
+    expect(t2.stdout.split('\n')[0]).toMatch(/^emisor 3101123456 \S/);
     // Every document left out (the demo's purchases include one it rejected) is listed with its reason.
     const left = t2.stdout.split('left out:')[1]!.trim().split('\n');
     expect(left).toHaveLength(rep.excluidos.length + rep.compras.excluidos.length);

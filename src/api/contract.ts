@@ -137,9 +137,13 @@ export interface ReferenciaDe {
 export interface DocumentLinks {
   clave: string;
   referenciadoPor: ReferenciaDe[];
-  /** Sales (FE, TE, FEE, ND): TotalComprobante − accepted NCs + accepted NDs − accepted REPs. */
+  /** Sales (FE, TE, FEE, ND): TotalComprobante − accepted NCs + accepted NDs − accepted REPs; 0 once rejected or annulled. */
   saldo?: string;
   /** The same, counting the notes and payments still on their way to Hacienda too. */
   saldoPendiente?: string;
   moneda?: string;
+  /** The replacement (CodigoReferencia 16) that stands in place of this rejected comprobante, and its state (issue 36). */
+  reemplazadoPor?: { clave: string; estado: string };
+  /** The NC that annuls it in full (CodigoReferencia 01 or 13), and its state (issue 36). */
+  anuladoPor?: { clave: string; estado: string };
 }

@@ -277,9 +277,9 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   ],
   report: [['fecr report iva 2026-11', "the month's IVA figures: sales, purchases, the difference"]],
   'report iva': [
-    ['fecr report iva 2026-11', 'every issuer of the account: the table in colones, 2 decimals, then the documents left out'],
+    ['fecr report iva 2026-11', 'one section per issuer of the account (never a sum across cédulas): the table in colones, 2 decimals, then the documents left out'],
     ['fecr report iva 2026-11 --issuer 3101123456 --json', 'one issuer, every figure with 5 decimals'],
-    ['fecr report iva 2026-11 --csv > iva-2026-11.csv', 'the table for a spreadsheet'],
+    ['fecr report iva 2026-11 --csv > iva-2026-11.csv', 'the table for a spreadsheet (the cédula in its first column)'],
   ],
   'recibidos import': [
     ['fecr recibidos import factura-proveedor.xml', 'one file: its checks, then kept (or refused with its reasons)'],
@@ -330,7 +330,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   ],
   'recibidos resumen': [
     ['fecr recibidos resumen 2026-11', 'IVA acreditable and gasto aplicable by tarifa for the month'],
-    ['fecr recibidos resumen 2026-11 --json', 'as JSON'],
+    ['fecr recibidos resumen 2026-11 --issuer 3101123456 --json', "one issuer's purchases as JSON (without --issuer: an array, one per issuer)"],
     ['fecr recibidos resumen 2026-11 --csv > iva-2026-11.csv', 'the table as CSV (the counts on stderr)'],
   ],
   cabys: [

@@ -10,7 +10,7 @@ import { mapped } from './service-errors.js';
 import { BackendError } from './backend.js';
 import type { SupplierIssued, SupplierIssueRequest } from './emulator-suppliers.js';
 import type { DecideOptions, RecibidosApi } from './recibidos.js';
-import type { DecisionResult, ImportFile, ImportResult, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary } from './recibidos.js';
+import type { DecisionResult, ImportFile, ImportResult, IssuerMonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary } from './recibidos.js';
 
 export class LocalRecibidos implements RecibidosApi {
   private importer: import('../service/recibidos/import.js').RecibidosImporter | undefined;
@@ -52,9 +52,14 @@ export class LocalRecibidos implements RecibidosApi {
     return { result, detail: await this.show(clave) };
   }
 
-  async summary(mes: string): Promise<MonthlySummary> {
-    const [{ monthlySummary }, id] = await Promise.all([import('../service/recibidos/queries.js'), this.accountId()]);
-    return mapped(() => monthlySummary(this.svc, id, mes));
+  async summary(mes: string, emisor: string): Promise<IssuerMonthlySummary> {
+    const [{ issuerSummaries }, id] = await Promise.all([import('../service/recibidos/queries.js'), this.accountId()]);
+    return (await mapped(() => issuerSummaries(this.svc, id, mes, { emisor })))[0]!;
+  }
+
+  async summaries(mes: string): Promise<IssuerMonthlySummary[]> {
+    const [{ issuerSummaries }, id] = await Promise.all([import('../service/recibidos/queries.js'), this.accountId()]);
+    return mapped(() => issuerSummaries(this.svc, id, mes));
   }
 
   async file(clave: string, type: RecibidoFile): Promise<Buffer | null> {

@@ -6,9 +6,9 @@
 import type { SupplierIssued, SupplierIssueRequest } from './emulator-suppliers.js';
 import type { DecisionResult } from '../service/recibidos/decide.js';
 import type { ImportFile, ImportResult } from '../service/recibidos/import.js';
-import type { ExcludedDocument, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary, SituacionIva } from '../service/recibidos/queries.js';
+import type { ExcludedDocument, IssuerMonthlySummary, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary, SituacionIva } from '../service/recibidos/queries.js';
 
-export type { DecisionResult, ExcludedDocument, ImportFile, ImportResult, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary, SituacionIva };
+export type { DecisionResult, ExcludedDocument, ImportFile, IssuerMonthlySummary, ImportResult, MonthlySummary, RecibidoDetail, RecibidoFile, RecibidosQuery, RecibidoSummary, SituacionIva };
 
 export interface DecideOptions {
   decision: 'aceptar' | 'parcial' | 'rechazar';
@@ -27,7 +27,9 @@ export interface RecibidosApi {
   show(clave: string): Promise<RecibidoDetail | null>;
   /** Queues the MensajeReceptor; with `waitMs`, waits (up to then) for Hacienda's verdict on it. */
   decide(clave: string, d: DecideOptions, opts?: { waitMs?: number }): Promise<{ result: DecisionResult; detail: RecibidoDetail | null }>;
-  summary(mes: string): Promise<MonthlySummary>;
+  /** One issuer's month of purchases (`emisor`: the buyer's identificación), or, without it, one per issuer (issue 36). */
+  summary(mes: string, emisor: string): Promise<IssuerMonthlySummary>;
+  summaries(mes: string): Promise<IssuerMonthlySummary[]>;
   file(clave: string, type: RecibidoFile): Promise<Buffer | null>;
   /**
    * Local mode with the embedded emulator only (`fecr demo`, `fecr hacienda suppliers issue`): its test suppliers
@@ -102,8 +104,13 @@ export class RemoteRecibidos implements RecibidosApi {
     return { result, detail };
   }
 
-  async summary(mes: string): Promise<MonthlySummary> {
-    return (await this.call<{ data: MonthlySummary }>('/api/recibidos/resumen', { mes }))!.data;
+  async summary(mes: string, emisor: string): Promise<IssuerMonthlySummary> {
+    return (await this.call<{ data: IssuerMonthlySummary }>('/api/recibidos/resumen', { mes, emisor }))!.data;
+  }
+
+  /** Without `emisor` the route answers one summary per issuer (issue 36). */
+  async summaries(mes: string): Promise<IssuerMonthlySummary[]> {
+    return (await this.call<{ data: IssuerMonthlySummary[] }>('/api/recibidos/resumen', { mes }))!.data;
   }
 
   async file(clave: string, type: RecibidoFile): Promise<Buffer | null> {

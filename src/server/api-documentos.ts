@@ -48,9 +48,11 @@ export const DOCUMENTOS_SCHEMAS: Record<string, z.ZodType> = codeTable({
       referenciadoPor: z.array(
         z.object({ clave: z.string(), tipo: z.string(), estado: z.string(), codigoReferencia: z.string().nullable(), monto: z.string().nullable(), fechaEmision: z.string() }),
       ),
-      saldo: z.string().optional().describe('A sale: TotalComprobante − accepted NCs + accepted NDs − accepted REPs'),
+      saldo: z.string().optional().describe('A sale: TotalComprobante − accepted NCs + accepted NDs − accepted REPs; 0 when Hacienda rejected it or it is annulled'),
       saldoPendiente: z.string().optional().describe('The same, counting the documents Hacienda has not decided on yet'),
       moneda: z.string().optional(),
+      reemplazadoPor: z.object({ clave: z.string(), estado: z.string() }).optional().describe('The replacement (CodigoReferencia 16) of this rejected comprobante; a rejected comprobante owes nothing (saldo 0)'),
+      anuladoPor: z.object({ clave: z.string(), estado: z.string() }).optional().describe('The nota de crédito that annuls it in full (CodigoReferencia 01 or 13); saldo 0 once it is accepted'),
     })
     .loose(),
 });

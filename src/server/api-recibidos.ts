@@ -16,8 +16,9 @@
  *   ivaAcreditable?, gastoAplicable?, forzar?}` → the MensajeReceptor queued (`consecutivoReceptor`, `mensajeClave`).
  *   A 400 with `details` when it is already answered (a MensajeReceptor Hacienda rejected may be answered again), or
  *   when Hacienda has no record of the comprobante (asked again then; `details[0].path` `hacienda`) unless `forzar: true`.
- * - `POST /api/recibidos/resumen {mes: YYYY-MM}` → IVA acreditable and gasto aplicable by tarifa, over the documents
- *   whose MensajeReceptor Hacienda accepted; the others in `excluidos` with their `motivo`.
+ * - `POST /api/recibidos/resumen {mes: YYYY-MM, emisor?}` → one issuer's (the buyer's) IVA acreditable and gasto
+ *   aplicable by tarifa, over the documents whose MensajeReceptor Hacienda accepted; the others in `excluidos` with
+ *   their `motivo`. Without `emisor`: an array, one per issuer of the account (issue 36: never a sum across cédulas).
  * - `POST /api/recibidos/archivo {clave, fileType: XML|RESPUESTA|MENSAJE_RECEPTOR|RESPUESTA_MENSAJE_RECEPTOR}` →
  *   `{claveHacienda, fileType, encodedFile}`; 404 when there is no such file (yet).
  */
@@ -28,7 +29,7 @@ import type { ServiceContext } from '../service/context.js';
 import type { AccountGate } from './account-gate.js';
 import { DECISIONS, decideRecibido } from '../service/recibidos/decide.js';
 import { importRecibidos } from '../service/recibidos/import.js';
-import { getRecibido, listRecibidos, monthlySummary, RECIBIDO_ESTADOS, RECIBIDO_FILES, recibidoFile } from '../service/recibidos/queries.js';
+import { getRecibido, issuerSummaries, listRecibidos, RECIBIDO_ESTADOS, RECIBIDO_FILES, recibidoFile } from '../service/recibidos/queries.js';
 import { BODY_LIMIT, ERROR_CODES, HttpError, MESSAGES } from './errors.js';
 import { run, valid } from './request.js';
 import { codeTable } from '../core/code-table.js';
@@ -62,8 +63,15 @@ export const DecideBody = ClaveBody.extend({
   /** Answer even though Hacienda has no record of the comprobante (its MensajeReceptor will likely be rejected). */
   forzar: z.boolean('must be true or false').optional(),
 });
-export const SummaryBody = z.object({ mes: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM') });
+export const SummaryBody = z.object({
+  mes: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month YYYY-MM'),
+  emisor: z.string('must be a string').trim().regex(/^\d{9,12}$/, 'must be an identificación of 9 to 12 digits').optional().describe("This issuer's purchases (the buyer's identificación); without it, data is an array: one summary per issuer of the account"),
+});
 export const RecibidoFileBody = ClaveBody.extend({ fileType: z.enum(RECIBIDO_FILES, { error: `must be one of ${RECIBIDO_FILES.join(', ')}` }).default('XML') });
+
+const IssuerSummary = z
+  .object({ emisor: z.object({ identificacion: z.string(), nombre: z.string() }).describe('Whose purchases these are (the buyer)'), mes: z.string(), documentos: z.number(), porTarifa: z.array(z.object({}).loose()), totales: z.object({}).loose() })
+  .loose();
 
 /** For /openapi.json (src/server/openapi.ts): request bodies (`…Body`) and the `data` of each answer. */
 export const RECIBIDOS_SCHEMAS: Record<string, z.ZodType> = codeTable({
@@ -77,7 +85,7 @@ export const RECIBIDOS_SCHEMAS: Record<string, z.ZodType> = codeTable({
   RecibidosListResponse: z.array(z.object({ clave: z.string().nullable(), estado: z.string() }).loose()),
   RecibidoDetailResponse: z.object({ clave: z.string().nullable(), estado: z.string(), hallazgos: z.array(z.object({ path: z.string(), message: z.string() })) }).loose(),
   RecibidoDecisionResponse: z.object({ clave: z.string(), estado: z.string(), mensaje: z.number(), consecutivoReceptor: z.string(), mensajeClave: z.string() }).loose(),
-  RecibidosSummaryResponse: z.object({ mes: z.string(), documentos: z.number(), porTarifa: z.array(z.object({}).loose()), totales: z.object({}).loose() }).loose(),
+  RecibidosSummaryResponse: z.union([IssuerSummary, z.array(IssuerSummary).describe('Without emisor: one summary per issuer of the account, by identificación (never one sum across cédulas)')]),
   RecibidoFileResponse: z.object({ claveHacienda: z.string(), fileType: z.string(), encodedFile: z.string() }),
 });
 
@@ -95,7 +103,7 @@ export const RECIBIDOS_ENDPOINTS = [
   ext('/api/recibidos/consultar', 'Received comprobantes, newest first', 'RecibidosListBody', 'RecibidosListResponse', [400]),
   ext('/api/recibidos/detalle', 'One received comprobante: checks, IVA by tarifa, our answer', 'RecibidoClaveBody', 'RecibidoDetailResponse', [400, 404]),
   ext('/api/recibidos/decidir', 'Answer a received comprobante with a MensajeReceptor (aceptar, parcial, rechazar)', 'RecibidoDecideBody', 'RecibidoDecisionResponse', [400, 404]),
-  ext('/api/recibidos/resumen', "A month's IVA acreditable and gasto aplicable by tarifa", 'RecibidosSummaryBody', 'RecibidosSummaryResponse', [400]),
+  ext('/api/recibidos/resumen', "A month's IVA acreditable and gasto aplicable by tarifa, of one issuer (without emisor: one per issuer, an array)", 'RecibidosSummaryBody', 'RecibidosSummaryResponse', [400]),
   ext('/api/recibidos/archivo', "A received comprobante's XML, its MensajeHacienda, our MensajeReceptor or Hacienda's answer to it", 'RecibidoFileBody', 'RecibidoFileResponse', [400, 404]),
 ];
 
@@ -152,7 +160,9 @@ export function registerRecibidosEndpoints(app: FastifyInstance, ctx: ServiceCon
 
   app.post('/api/recibidos/resumen', async (req) => {
     const b = valid(SummaryBody, req.body ?? {});
-    return { status: 'success', data: await run(() => monthlySummary(ctx, account(req), b.mes)) };
+    // Issue 36: one issuer's summary (an object), or without `emisor` one per issuer (an array); never a sum across cédulas.
+    const all = await run(() => issuerSummaries(ctx, account(req), b.mes, b.emisor === undefined ? {} : { emisor: b.emisor }));
+    return { status: 'success', data: b.emisor === undefined ? all : all[0] };
   });
 
   app.post('/api/recibidos/archivo', async (req) => {

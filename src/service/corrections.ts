@@ -9,7 +9,7 @@ import { isClave } from '../core/clave.js';
 import { CorrectionRefused, annulmentBody } from '../core/corrections/annul.js';
 import { paymentBody } from '../core/corrections/payment.js';
 import { replacementBody } from '../core/corrections/replace.js';
-import { ANNULLABLE_KINDS, SALE_KINDS, balanceOf, isStandingAnnulment, isStandingReplacement, type ReferenceLink } from '../core/corrections/references.js';
+import { ANNULLABLE_KINDS, CODIGO_SUSTITUYE_RECHAZADO, SALE_KINDS, balanceOf, isStandingAnnulment, isStandingReplacement, settledBy, type ReferenceLink } from '../core/corrections/references.js';
 import { formatCr, parseIsoDateTime } from '../core/dates.js';
 import { dec, money } from '../core/money.js';
 import { parseComprobanteXml, type ParsedComprobante } from '../core/xml/parse-comprobante.js';
@@ -32,12 +32,15 @@ export async function documentLinks(ctx: ServiceContext, accountId: number, clav
     tipo: r.kind,
     estado: r.state,
     codigoReferencia: r.codigo,
-    monto: r.monto,
+    // A replacement stored before its amount was kept (issue 36): its own TotalComprobante (document-references.ts).
+    monto: r.monto ?? (r.codigo === CODIGO_SUSTITUYE_RECHAZADO ? r.total_comprobante : null),
     fechaEmision: r.fecha_emision,
   }));
-  if (!SALE_KINDS.has(row.kind as never)) return { clave, referenciadoPor: refs };
-  const b = balanceOf(row.total_comprobante, links);
-  return { clave, referenciadoPor: refs, saldo: b.decided, saldoPendiente: b.committed, moneda: row.moneda };
+  // What replaced or annulled it (issue 36), for every kind.
+  const settled = settledBy(links);
+  if (!SALE_KINDS.has(row.kind as never)) return { clave, referenciadoPor: refs, ...settled };
+  const b = balanceOf(row.total_comprobante, links, row.state);
+  return { clave, referenciadoPor: refs, saldo: b.decided, saldoPendiente: b.committed, moneda: row.moneda, ...settled };
 }
 
 /** The NC body that annuls an accepted comprobante in full. */

@@ -1,5 +1,6 @@
 /**
- * `fecr report iva` (issue 29): one issuer's month for the IVA return. Sales from the issuer's comprobantes dated in
+ * `fecr report iva` (issue 29): one issuer's month for the IVA return (issue 36: without an issuer named, one report
+ * per issuer of the account, `ivaReports`; never one sum across cédulas). Sales from the issuer's comprobantes dated in
  * the month (FechaEmision, Costa Rica time) that Hacienda accepted, summed by core/report/iva.ts from their signed
  * XML; purchases (of that issuer as the buyer when one is named; in colones at each document's TipoCambio) from the
  * received documents' monthly summary (service/recibidos/queries.ts: accepted and their
@@ -11,6 +12,7 @@ import { parseComprobanteXml, type ParsedComprobante } from '../core/xml/parse-c
 import type { ServiceContext } from './context.js';
 import { monthlySummary, type MonthlySummary } from './recibidos/queries.js';
 import { ServiceError } from './service-error.js';
+import { taxpayersOf, type Taxpayer } from './taxpayers.js';
 
 export const SALE_KINDS = ['FE', 'ND', 'NC', 'TE', 'FEE', 'FEC', 'REP'] as const;
 
@@ -25,7 +27,8 @@ export interface LeftOutSale {
 
 export interface IvaReport {
   mes: string;
-  emisor: { identificacion: string } | null;
+  /** Whose figures these are: one issuer of the account (issue 36: never a sum across cédulas). */
+  emisor: { identificacion: string; nombre: string };
   moneda: 'CRC';
   ventas: SalesFigures;
   compras: MonthlySummary;
@@ -42,23 +45,33 @@ const MOTIVO: Record<string, string> = {
   credenciales_invalidas: "held: the issuer's Hacienda credentials were refused",
 };
 
-export async function ivaReport(ctx: ServiceContext, accountId: number, mes: string, emisor?: string, opts: { plazoDias?: number } = {}): Promise<IvaReport> {
+/** One issuer's month (`emisor`, its identificación; a validation error at `emisor` when the account has no such issuer). */
+export async function ivaReport(ctx: ServiceContext, accountId: number, mes: string, emisor: string, opts: { plazoDias?: number } = {}): Promise<IvaReport> {
+  checkMes(mes);
+  const [taxpayer] = await taxpayersOf(ctx, accountId, emisor);
+  return reportOf(ctx, accountId, mes, taxpayer!, opts);
+}
+
+/** The month of every issuer of the account, one report each (by identificación), never one sum across them (issue 36). */
+export async function ivaReports(ctx: ServiceContext, accountId: number, mes: string, opts: { plazoDias?: number } = {}): Promise<IvaReport[]> {
+  checkMes(mes);
+  const out: IvaReport[] = [];
+  for (const t of await taxpayersOf(ctx, accountId)) out.push(await reportOf(ctx, accountId, mes, t, opts));
+  return out;
+}
+
+function checkMes(mes: string): void {
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(mes)) throw ServiceError.validation([{ path: 'mes', message: 'must be a month YYYY-MM' }]);
-  let query = ctx.store.db
+}
+
+async function reportOf(ctx: ServiceContext, accountId: number, mes: string, taxpayer: Taxpayer, opts: { plazoDias?: number }): Promise<IvaReport> {
+  const query = ctx.store.db
     .selectFrom('documents as d')
-    .innerJoin('issuers as i', 'i.id', 'd.issuer_id')
     .select(['d.clave', 'd.kind', 'd.state', 'd.xml', 'd.fecha_emision'])
     .where('d.account_id', '=', accountId)
+    .where('d.issuer_id', '=', taxpayer.id)
     .where('d.kind', 'in', [...SALE_KINDS])
     .where('d.fecha_emision', 'like', `${mes}-%`);
-  let issuerId: number | undefined;
-  if (emisor !== undefined) {
-    const id = emisor.trim();
-    const found = await ctx.store.db.selectFrom('issuers').select('id').where('account_id', '=', accountId).where('identificacion', '=', id).executeTakeFirst();
-    if (!found) throw ServiceError.validation([{ path: 'emisor', message: `no issuer ${id} in this account` }]);
-    query = query.where('i.identificacion', '=', id);
-    issuerId = found.id;
-  }
   const rows = await query.orderBy('d.fecha_emision').orderBy('d.id').execute();
   const parsed: ParsedComprobante[] = [];
   const excluidos: LeftOutSale[] = [];
@@ -70,11 +83,11 @@ export async function ivaReport(ctx: ServiceContext, accountId: number, mes: str
     parsed.push(parseComprobanteXml(r.xml));
   }
   const ventas = salesIvaFigures(parsed);
-  const compras = await monthlySummary(ctx, accountId, mes, { ...(issuerId === undefined ? {} : { issuerId }), ...(opts.plazoDias === undefined ? {} : { plazoDias: opts.plazoDias }) });
+  const compras = await monthlySummary(ctx, accountId, mes, { issuerId: taxpayer.id, ...(opts.plazoDias === undefined ? {} : { plazoDias: opts.plazoDias }) });
   const saldo = dec(ventas.ivaDebito).plus(dec(ventas.ivaAutoliquidado)).minus(dec(compras.totales.ivaAcreditable));
   return {
     mes,
-    emisor: emisor === undefined ? null : { identificacion: emisor.trim() },
+    emisor: { identificacion: taxpayer.identificacion, nombre: taxpayer.nombre },
     moneda: 'CRC',
     ventas,
     compras,

@@ -23,6 +23,8 @@ export interface ReferencingDocument {
   codigo: string | null;
   tipo_doc_ir: string;
   monto: string | null;
+  /** The referencing document's own TotalComprobante. */
+  total_comprobante: string;
   fecha_emision: string;
   created_at: number;
 }
@@ -32,7 +34,7 @@ export async function referencingDocuments(db: Kysely<Database>, accountId: numb
   return db
     .selectFrom('document_references as r')
     .innerJoin('documents as d', 'd.id', 'r.document_id')
-    .select(['d.clave', 'd.kind', 'd.state', 'r.codigo', 'r.tipo_doc_ir', 'r.monto', 'd.fecha_emision', 'd.created_at'])
+    .select(['d.clave', 'd.kind', 'd.state', 'r.codigo', 'r.tipo_doc_ir', 'r.monto', 'd.total_comprobante', 'd.fecha_emision', 'd.created_at'])
     .where('r.account_id', '=', accountId)
     .where('r.ref_clave', '=', clave)
     .orderBy('d.id')

@@ -57,7 +57,8 @@ export function defineRecibidosCommands(program: Command, ctx: Ctx): void {
   r.command('resumen')
     .description("a month: IVA acreditable and gasto aplicable by tarifa (what the IVA return needs), over the documents whose MensajeReceptor Hacienda accepted; the others listed apart with why")
     .argument('<mes>', 'YYYY-MM')
-    .option('--json', 'print as JSON')
-    .option('--csv', 'print the table as CSV (RFC 4180; formulas neutralised)')
+    .option('--issuer <identificacion>', "only this issuer's purchases (the buyer; default: one section per issuer of the profile, never a sum across them)")
+    .option('--json', 'print as JSON (without --issuer: an array, one object per issuer)')
+    .option('--csv', 'print the table as CSV (RFC 4180; formulas neutralised; without --issuer: emisor its first column)')
     .action(async (mes: string, opts: SummaryFlags) => (await import('./resumen.js')).run(ctx, mes, opts));
 }

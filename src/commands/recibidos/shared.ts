@@ -33,6 +33,8 @@ export interface ShowFlags {
   csv?: boolean;
 }
 export interface SummaryFlags {
+  /** Only this issuer's purchases (the buyer); without it one section per issuer (issue 36). */
+  issuer?: string;
   json?: boolean;
   csv?: boolean;
 }
@@ -213,7 +215,7 @@ export async function demoPurchases(
   b: Backend,
   receptor: { tipo: string; numero: string; nombre?: string },
   deadline: number,
-): Promise<{ purchases: DemoPurchase[]; resumen: import('../../client/recibidos.js').MonthlySummary } | undefined> {
+): Promise<{ purchases: DemoPurchase[]; resumen: import('../../client/recibidos.js').IssuerMonthlySummary } | undefined> {
   const r = b.recibidos?.();
   if (!r?.supplierInvoices) return undefined;
   const files = await r.supplierInvoices({ receptor, count: 3 });
@@ -237,5 +239,5 @@ export async function demoPurchases(
     });
   }
   const mes = (await r.show(imported[0]!.clave!))?.fechaEmision?.slice(0, 7) ?? '';
-  return { purchases, resumen: await r.summary(mes) };
+  return { purchases, resumen: await r.summary(mes, receptor.numero) };
 }

@@ -43,7 +43,15 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
   const errores = erroresOf(s);
   const l = links as DocumentLinks | null;
   // Only when something references it: a comprobante nothing references shows as it always did.
-  const shown = l && l.referenciadoPor.length > 0 ? { referenciadoPor: l.referenciadoPor, ...(l.saldo !== undefined ? { saldo: l.saldo, saldoPendiente: l.saldoPendiente } : {}) } : {};
+  const shown =
+    l && l.referenciadoPor.length > 0
+      ? {
+          referenciadoPor: l.referenciadoPor,
+          ...(l.saldo !== undefined ? { saldo: l.saldo, saldoPendiente: l.saldoPendiente } : {}),
+          ...(l.reemplazadoPor ? { reemplazadoPor: l.reemplazadoPor } : {}),
+          ...(l.anuladoPor ? { anuladoPor: l.anuladoPor } : {}),
+        }
+      : {};
   // Not received by Hacienda yet: owed (issue 36), said after report's line, and how to send it.
   const owed = s.estado === 'pendiente' ? OWED_LINE : undefined;
   await report(ctx, { ...s, ...shown }, {
@@ -58,7 +66,7 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
       else printDetalle(ctx, st);
       const mail = mailLine(st.correo);
       if (mail) writeLine(ctx.io.stdout, mail);
-      if (l) printLinks(ctx, l);
+      if (l) printLinks(ctx, l, st.estado);
     },
   }).catch((e: unknown) => {
     if (owed) info(ctx, owed);
@@ -69,13 +77,19 @@ export async function run(ctx: Ctx, claveArg: string, opts: StatusFlags): Promis
 /** What `fecr status` adds for a document Hacienda has not received yet. */
 export const OWED_LINE = '  owed to Hacienda (not received yet): fecr contingency send sends it once Hacienda answers; fecr contingency status lists everything owed';
 
-/** The documents that reference this one (issue 30), then a sale's balance when anything references it. */
-function printLinks(ctx: Ctx, l: DocumentLinks): void {
+/**
+ * The documents that reference this one (issue 30), what replaced or annulled it (issue 36), then a sale's balance
+ * when anything references it (0 for one Hacienda rejected: said so).
+ */
+function printLinks(ctx: Ctx, l: DocumentLinks, estado: string): void {
   if (l.referenciadoPor.length === 0) return;
   const rows = l.referenciadoPor.map((r) => [r.tipo, r.clave, r.estado, r.codigoReferencia ? `${r.codigoReferencia} ${CODIGOS_REFERENCIA[r.codigoReferencia] ?? ''}`.trim() : '', r.monto ?? '']);
   writeLine(ctx.io.stdout, `\nreferenced by:\n${renderTable(ctx, ['tipo', 'clave', 'estado', 'codigoReferencia', 'monto'], rows)}`);
+  if (l.reemplazadoPor) writeLine(ctx.io.stdout, `replaced by: ${l.reemplazadoPor.clave} (${l.reemplazadoPor.estado})`);
+  if (l.anuladoPor) writeLine(ctx.io.stdout, `annulled by: ${l.anuladoPor.clave} (${l.anuladoPor.estado})`);
   if (l.saldo === undefined) return;
-  const pending = l.saldoPendiente !== undefined && l.saldoPendiente !== l.saldo ? ` (${l.saldoPendiente} counting the documents Hacienda has not decided on yet)` : '';
+  const dead = estado === 'rechazado' || estado === 'error';
+  const pending = dead ? ` (${estado === 'rechazado' ? 'rejected by Hacienda' : 'ended in error'}: nothing is owed on it)` : l.saldoPendiente !== undefined && l.saldoPendiente !== l.saldo ? ` (${l.saldoPendiente} counting the documents Hacienda has not decided on yet)` : '';
   writeLine(ctx.io.stdout, `saldo: ${l.saldo}${l.moneda ? ` ${l.moneda}` : ''}${pending}`);
 }
 

@@ -59,15 +59,34 @@ const DEAD_STATES = new Set(['rechazado', 'error']);
  * The balance left on a comprobante: its TotalComprobante − NCs + NDs − REPs that reference it (fecr's choice: an ND
  * adds to what is owed). `decided` counts the accepted documents only; `committed` also those still on their way
  * (what a new annulment or payment must not exceed).
+ *
+ * With the comprobante's own `state` (issue 36): one Hacienda rejected (or that ended in error) is no comprobante
+ * ("Comprobante electrónico rechazado por el Ministerio de Hacienda", Nota 10 code 10: what a replacement names), so
+ * nothing is owed on it: 0, whatever references it (its replacement, code 16, carries the sale). One annulled in full
+ * (an NC with Nota 9's code 01 or 13, "Anula documento de referencia") owes nothing once the annulment is accepted
+ * (`decided`), or on its way (`committed`), whatever that NC's own amount.
  */
-export function balanceOf(totalComprobante: string, links: readonly ReferenceLink[]): { decided: string; committed: string } {
+export function balanceOf(totalComprobante: string, links: readonly ReferenceLink[], state?: string): { decided: string; committed: string } {
+  if (state !== undefined && DEAD_STATES.has(state)) return { decided: money(ZERO), committed: money(ZERO) };
   const sumOf = (pick: (l: ReferenceLink) => boolean): Decimal =>
     links.filter(pick).reduce((acc, l) => acc.plus(signOf(l.kind).times(dec(l.monto ?? '0'))), ZERO);
   const total = dec(totalComprobante);
+  const annulment = links.find(isStandingAnnulment);
   return {
-    decided: money(total.plus(sumOf((l) => l.state === 'aceptado'))),
-    committed: money(total.plus(sumOf((l) => !DEAD_STATES.has(l.state)))),
+    decided: annulment?.state === 'aceptado' ? money(ZERO) : money(total.plus(sumOf((l) => l.state === 'aceptado'))),
+    committed: annulment ? money(ZERO) : money(total.plus(sumOf((l) => !DEAD_STATES.has(l.state)))),
   };
+}
+
+/**
+ * What settled a comprobante, if anything still stands (issue 36): the replacement of a rejected one (code 16) and
+ * the NC that annuls it in full (code 01 or 13), each its clave and state; the latest standing one of each.
+ */
+export function settledBy(links: readonly ReferenceLink[]): { reemplazadoPor?: { clave: string; estado: string }; anuladoPor?: { clave: string; estado: string } } {
+  const last = (pick: (l: ReferenceLink) => boolean) => links.filter(pick).at(-1);
+  const r = last(isStandingReplacement);
+  const a = last(isStandingAnnulment);
+  return { ...(r ? { reemplazadoPor: { clave: r.clave, estado: r.state } } : {}), ...(a ? { anuladoPor: { clave: a.clave, estado: a.state } } : {}) };
 }
 
 function signOf(kind: string): Decimal {

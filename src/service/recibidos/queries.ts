@@ -14,6 +14,7 @@ import type { ServiceContext } from '../context.js';
 import { ServiceError } from '../service-error.js';
 import { formatCr } from '../../core/dates.js';
 import { mensajeReceptorKey } from '../../core/received/mensaje-key.js';
+import { taxpayersOf } from '../taxpayers.js';
 
 export const RECIBIDO_ESTADOS: readonly RecibidoEstado[] = ['invalido', 'pendiente', 'aceptado', 'parcial', 'rechazado'];
 
@@ -277,7 +278,8 @@ export interface MonthlySummary {
  * situacionIva is `acreditable` (their MensajeReceptor accepted by Hacienda); the others are `excluidos`. Each one's
  * MontoTotalImpuestoAcreditar is spread over its tarifas in proportion to their IVA, its MontoTotalDeGastoAplicable in
  * proportion to their base + IVA; the rounding remainder goes to its largest tarifa, so the lines add up to the
- * documents' own figures. A nota de crédito counts negative.
+ * documents' own figures. A nota de crédito counts negative. Of one issuer (`issuerId`, the buyer); without it, of
+ * every row of the account: the routes and verbs ask per issuer (issuerSummaries), never that sum (issue 36).
  */
 export async function monthlySummary(ctx: ServiceContext, accountId: number, mes: string, opts: { issuerId?: number; plazoDias?: number } = {}): Promise<MonthlySummary> {
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(mes)) throw ServiceError.validation([{ path: 'mes', message: 'must be a month YYYY-MM' }]);
@@ -356,6 +358,23 @@ export async function monthlySummary(ctx: ServiceContext, accountId: number, mes
     .map(([codigoTarifaIVA, v]) => ({ codigoTarifaIVA, tarifa: v.tarifa, base: money(v.base), impuesto: money(v.impuesto), ivaAcreditable: money(v.iva), gastoAplicable: money(v.gasto) }));
   const sum = (k: 'base' | 'impuesto' | 'ivaAcreditable' | 'gastoAplicable') => money(porTarifa.reduce((a, l) => a.plus(dec(l[k])), ZERO));
   return { mes, documentos, porTarifa, totales: { base: sum('base'), impuesto: sum('impuesto'), ivaAcreditable: sum('ivaAcreditable'), gastoAplicable: sum('gastoAplicable') }, ...count, excluidos, fueraDePlazo };
+}
+
+/** One issuer's month of purchases, naming it (issue 36: `fecr recibidos resumen`, POST /api/recibidos/resumen). */
+export type IssuerMonthlySummary = { emisor: { identificacion: string; nombre: string } } & MonthlySummary;
+
+/**
+ * The month's purchases of the issuer `emisor` (the buyer: a validation error at `emisor` if the account has no such
+ * issuer), or without it of every issuer of the account, one summary each (by identificación): never one sum across
+ * cédulas (issue 36; service/taxpayers.ts). A file refused at import as addressed to none of them belongs to none.
+ */
+export async function issuerSummaries(ctx: ServiceContext, accountId: number, mes: string, opts: { emisor?: string; plazoDias?: number } = {}): Promise<IssuerMonthlySummary[]> {
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(mes)) throw ServiceError.validation([{ path: 'mes', message: 'must be a month YYYY-MM' }]);
+  const out: IssuerMonthlySummary[] = [];
+  for (const t of await taxpayersOf(ctx, accountId, opts.emisor)) {
+    out.push({ emisor: { identificacion: t.identificacion, nombre: t.nombre }, ...(await monthlySummary(ctx, accountId, mes, { issuerId: t.id, ...(opts.plazoDias === undefined ? {} : { plazoDias: opts.plazoDias }) })) });
+  }
+  return out;
 }
 
 /** The TipoCambio to colones of a received document in another currency (null for CRC, or no currency given). */
