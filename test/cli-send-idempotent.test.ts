@@ -113,4 +113,27 @@ describe.each(['local', 'remote'] as const)('fecr send of an unnumbered body, %s
     expect(numbered.code, numbered.stderr).toBe(0);
     expect(JSON.parse(numbered.stdout)).toMatchObject({ numeroReferencia: 900 });
   }, 120_000);
+
+  it.runIf(mode === 'local')('sent again after Hacienda rejected it: the same document, its rejection said, exit 3 (with --wait or without)', async () => {
+    // The embedded emulator rejects a line whose Detalle says RECHAZAR (docs/faults.md).
+    writeFileSync(join(work, 'faults.json'), JSON.stringify({ reject: [{ detalleContains: 'RECHAZAR', codigo: '-54' }] }));
+    const set = await fecr(['config', 'set', 'emulatorFaults=faults.json']);
+    expect(set.code, set.stderr).toBe(0);
+    writeFileSync(join(work, 'rechazar.json'), JSON.stringify(venta('RECHAZAR por favor')));
+    const first = await send(['rechazar.json', '--wait']);
+    expect(first.code, first.stderr).toBe(3);
+    const clave = first.stdout.split('\n')[0]!;
+    const again = await send(['rechazar.json']);
+    expect(again.code, again.stderr).toBe(3);
+    expect(again.stdout.trim()).toBe(clave);
+    expect(again.stderr).toContain(`already sent as ${clave}`);
+    expect(again.stderr).toContain(`error: Hacienda rejected ${clave}`);
+    const json = await send(['rechazar.json', '--json']);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout)).toEqual({ clave, estado: 'rechazado', numeroReferencia: Number(clave.slice(31, 41)), alreadySent: true });
+    const waited = await send(['rechazar.json', '--wait']);
+    expect(waited.code).toBe(3);
+    expect(waited.stderr).toContain(`already sent as ${clave}`);
+    expect((await claves()).filter((c) => c === clave)).toHaveLength(1);
+  }, 120_000);
 });
