@@ -2,9 +2,11 @@
 // tested without sockets (Fastify's inject) on a real store (SQLite file, or PostgreSQL in the postgres project) with a
 // real .p12; nothing reaches Hacienda (the documents stay queued). The same key and body within 24 h answer the first
 // result and make nothing new, also when the requests arrive at once; the same key with another body is a 409 naming
-// the key; a body without numeroReferencia is numbered by the service once, under its key.
+// the key; a body without numeroReferencia is numbered by the service once, under its key. One test listens on
+// 127.0.0.1:0: the remote client's retry after a lost answer, under the same key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApiApp } from '../src/server/api-app.js';
+import { RemoteBackend } from '../src/client/remote-backend.js';
 import { createAccount } from '../src/service/accounts.js';
 import { registerIssuer } from '../src/service/issuers.js';
 import { submitDocument } from '../src/service/documents.js';
@@ -162,6 +164,36 @@ describe('POST /api/enviar/items with Idempotency-Key', () => {
     }
     expect((await post(invoice(401), { 'idempotency-key': 'k'.repeat(255) })).status).toBe(200);
     expect((await documents()).length).toBe(before + 1);
+  });
+
+  it('the remote client sends one key per call, the same for its retries: an answer lost after the document was made issues nothing twice', async () => {
+    // This one over a socket: the first answer to /api/enviar/items is cut after the service made the document.
+    const lossy = buildApiApp(t.ctx, { authenticate: async (h) => ({ base: h!.slice(7) }), heavyWork: { threads: 0 } });
+    let cut = 0;
+    lossy.addHook('onSend', async (req, _reply, payload) => {
+      if (req.url.startsWith('/api/enviar/items') && cut++ === 0) req.raw.socket.destroy();
+      return payload;
+    });
+    const url = await lossy.listen({ host: '127.0.0.1', port: 0 });
+    const remote = new RemoteBackend({ baseUrl: url, token: 'empresa-a', retry: { baseMs: 10, maxMs: 50 } });
+    try {
+      const before = (await documents()).length;
+      const r = await remote.submit(invoice(undefined, 'Respuesta perdida'));
+      expect(cut).toBe(2);
+      expect(r).toEqual({ clave: expect.stringMatching(/^\d{50}$/), alreadySent: true, assigned: Number(r.clave.slice(31, 41)) });
+      expect((await documents()).length).toBe(before + 1);
+      // Another call is another intent (`fecr send --new` remotely): a document of its own.
+      const other = await remote.submit(invoice(undefined, 'Respuesta perdida'));
+      expect(other.clave).not.toBe(r.clave);
+      expect(other.alreadySent).toBeUndefined();
+      // The caller's key (`fecr send`'s key of the body) makes the calls one intent.
+      const keyed = await remote.submit(invoice(undefined, 'Respuesta perdida'), { idempotencyKey: 'send:misma' });
+      expect((await remote.submit(invoice(undefined, 'Respuesta perdida'), { idempotencyKey: 'send:misma' })).clave).toBe(keyed.clave);
+      expect((await documents()).length).toBe(before + 3);
+    } finally {
+      await remote.close();
+      await lossy.close();
+    }
   });
 
   it('/openapi.json documents the header and the 409', async () => {

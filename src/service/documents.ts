@@ -50,8 +50,8 @@ export interface SubmitResult {
 export interface SubmitOptions {
   /**
    * Local mode: a body without numeroReferencia takes the next free number of its series, and counts as the body
-   * with that number (its hash, for a later resubmission of it). The hosted API leaves it unset: there the spec
-   * requires numeroReferencia (400 without it).
+   * with that number (its hash, for a later resubmission of it). The hosted API sets it only for a request with an
+   * Idempotency-Key (issue 36: a retry cannot take a second number); without one the spec requires numeroReferencia.
    */
   assignNumber?: boolean;
   /**
