@@ -146,6 +146,9 @@ describe('POST /api/enviar/items with Idempotency-Key', () => {
     expect(later.status).toBe(200);
     expect(later.body.clave).not.toBe(first.body.clave);
     expect(later.headers['idempotent-replayed']).toBeUndefined();
+    // The account's keys past their window are gone (the table does not grow with every request ever made).
+    const old = await t.ctx.store.db.selectFrom('idempotency_keys').select('key').where('account_id', '=', accountA).where('created_at', '<', clock - DAY).execute();
+    expect(old).toEqual([]);
   });
 
   it('a refused body keeps no key: corrected, the same key goes through', async () => {

@@ -7,7 +7,7 @@
  */
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
-import { dropExpiredKey, findKey, rememberKey, type NewKey } from '../store/idempotency.js';
+import { dropExpiredKeys, findKey, rememberKey, type NewKey } from '../store/idempotency.js';
 
 /** How long a key holds: 24 h, as Stripe's keys. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -41,7 +41,7 @@ export class IdempotencyConflictError extends ServiceError {
 
 /**
  * The document an earlier submission under the key made within the window: the same body → it (and its stored answer);
- * another body → IdempotencyConflictError. None → undefined (a row past the window is dropped: the key is free again).
+ * another body → IdempotencyConflictError. None → undefined (the account's rows past the window are dropped: free again).
  */
 export async function earlierUnderKey(
   ctx: ServiceContext,
@@ -51,7 +51,7 @@ export async function earlierUnderKey(
   const since = ctx.now() - IDEMPOTENCY_WINDOW_MS;
   const row = await findKey(ctx.store.db, accountId, idem.key, since);
   if (!row) {
-    await dropExpiredKey(ctx.store.db, accountId, idem.key, since);
+    await dropExpiredKeys(ctx.store.db, accountId, since);
     return undefined;
   }
   if (row.bodyHash !== idem.bodyHash) throw new IdempotencyConflictError(idem.key, row.clave);

@@ -35,9 +35,9 @@ export async function findKey(db: Kysely<Database>, accountId: number, key: stri
   };
 }
 
-/** Drops the key's row older than `since` (its window is over: the key may be used again). */
-export async function dropExpiredKey(db: Kysely<Database>, accountId: number, key: string, since: number): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('created_at', '<', since).execute();
+/** Drops the account's keys older than `since` (their window is over: each may be used again), so the table stays small. */
+export async function dropExpiredKeys(db: Kysely<Database>, accountId: number, since: number): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('created_at', '<', since).execute();
 }
 
 export interface NewKey {
