@@ -123,7 +123,8 @@ describe('fecr numbers a body without numeroReferencia (local mode)', () => {
     expect(again.stdout.trim()).toBe(clave);
     expect(again.stderr).toBe(`already sent as ${clave}\n`);
     const json = await p.fecr(['send', 'again.json', '--json']);
-    expect(JSON.parse(json.stdout)).toEqual({ clave, alreadySent: true });
+    // Every send's --json names the document's number (issue 36).
+    expect(JSON.parse(json.stdout)).toEqual({ clave, numeroReferencia: 101, alreadySent: true });
     expect(stored(p.env.FECR_DATA_DIR).get(101)).toEqual([clave]);
   }, 60_000);
 

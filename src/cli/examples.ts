@@ -188,6 +188,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   send: [
     ['fecr send factura.json', 'sign and send; prints the clave'],
     ['fecr send factura.json --wait', 'and wait: exit 0 aceptado, 3 rechazado'],
+    ['fecr send venta.json --new', 'a body without numeroReferencia sent again within 24 h: another document on purpose (without --new: "already sent as CLAVE")'],
     ['fecr send factura.json --wait --quiet', 'print only the clave (CLAVE=$(…))'],
     ['fecr send - --wait --strict --timeout 120 < factura.json', 'from stdin, strict, a 2-minute wait'],
     ['fecr send factura.json --wait --cc contabilidad@cliente.cr', 'also mail the accepted comprobante there'],

@@ -63,9 +63,9 @@ export class BackendError extends Error {
 export interface SubmitOutcome {
   clave: string;
   estado?: DocumentEstado;
-  /** Local mode: the same body was sent before under this clave (nothing new stored). */
+  /** The same body was sent before under this clave (nothing new stored; remotely: a replay under its idempotency key). */
   alreadySent?: boolean;
-  /** Local mode: the numeroReferencia fecr took for a body without one. */
+  /** The numeroReferencia fecr took for a body without one. */
   assigned?: number;
 }
 
@@ -77,6 +77,11 @@ export interface SubmitOptions {
   submissionKey?: string;
   /** Local mode: the clave's situación for a body that gives none, not part of its identity (`contingencia: auto`, issue 30). */
   situacion?: '1' | '2' | '3';
+  /**
+   * The intent's idempotency key (issue 36): the same key and body within 24 h give the document it made (alreadySent).
+   * Remote: sent as the Idempotency-Key header; without one a key of this call is made, the same for its retries.
+   */
+  idempotencyKey?: string;
 }
 
 export type { IssuerNumbers, NumberSeries, StartRequest } from '../service/numbering.js';

@@ -78,13 +78,14 @@ export class HttpClient {
   }
 
   /** POSTs a JSON body (with a bearer token when given) and reads the whole answer. */
-  async postJson(url: string, body: unknown, opts: { token?: string; signal?: AbortSignal } = {}): Promise<HttpResponse> {
+  async postJson(url: string, body: unknown, opts: { token?: string; signal?: AbortSignal; headers?: Record<string, string> } = {}): Promise<HttpResponse> {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json',
       'user-agent': this.opts.userAgent,
     };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    Object.assign(headers, opts.headers);
     return this.send(url, { method: 'POST', headers, body: JSON.stringify(body ?? {}), signal: opts.signal });
   }
 

@@ -6,6 +6,7 @@
  * a few retries (see `retry`): of 502/503/504 and of a reset connection for the calls that are idempotent, and, when
  * asked (a batch), of a refused connection for any call.
  */
+import { randomUUID } from 'node:crypto';
 import { parseDetalleMensaje } from '../core/xml/detalle-mensaje.js';
 import type { Finding } from '../core/model.js';
 import {
@@ -22,6 +23,8 @@ import {
   type TaxpayerSummary,
   type TipoCambioInfo,
   type ArchiveRequest,
+  type SubmitOptions,
+  type SubmitOutcome,
 } from './backend.js';
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
 import { RemoteRecibidos } from './recibidos.js';
@@ -73,9 +76,10 @@ export interface RemoteBackendOptions {
    * 250 ms up to 4 s (≈ 8 s in all).
    *  - 502/503/504 (its database connection dropped, its disk is full, it is restarting, a proxy in front of it) and
    *    a connection reset mid-request: for the idempotent calls, every one but those of NOT_IDEMPOTENT. A submission
-   *    is idempotent: the service keeps one document per issuer, kind, sucursal, terminal and numeroReferencia, and
-   *    the same body under the same number gets the stored clave back (service/documents.ts; a concurrent duplicate
-   *    meets the unique index and gets it too), so a POST repeated after a lost answer creates nothing.
+   *    is idempotent: each carries one Idempotency-Key, the same for its retries (issue 36: the same key and body answer
+   *    the first result, a body without numeroReferencia included), and the service keeps one document per issuer,
+   *    kind, sucursal, terminal and numeroReferencia (service/documents.ts; a concurrent duplicate meets the unique
+   *    index and gets it too), so a POST repeated after a lost answer creates nothing.
    *  - `refused`: a refused connection too, for any call (nothing was sent). Off by default, so that a verb says at
    *    once that the service is down; a batch turns it on (client/select.ts BULK_RETRY) to ride out a restart.
    */
@@ -154,13 +158,13 @@ export class RemoteBackend implements Backend {
    * POSTs, sending again while the answer is a passing failure (see `retry`); the last answer or error stands (a
    * transport error names the retries made: `RetriedNetworkError`).
    */
-  private async postWithRetry(path: string, body: unknown): Promise<HttpResponse> {
+  private async postWithRetry(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpResponse> {
     const idempotent = !NOT_IDEMPOTENT.has(path);
     const started = this.now();
     for (let attempt = 0; ; attempt++) {
       let res: HttpResponse | undefined;
       try {
-        res = await this.http.postJson(`${this.base}${path}`, body, { token: this.opts.token });
+        res = await this.http.postJson(`${this.base}${path}`, body, { token: this.opts.token, ...(headers ? { headers } : {}) });
       } catch (e) {
         if (!(e instanceof NetworkError)) throw e;
         const again = (this.retry.refused && REFUSED.test(e.reason)) || (idempotent && DROPPED.test(e.reason));
@@ -178,13 +182,21 @@ export class RemoteBackend implements Backend {
   private async call<T>(path: string, body: unknown, nullOn404: true): Promise<T | null>;
   private async call<T>(path: string, body: unknown, nullOn404?: false): Promise<T>;
   private async call<T>(path: string, body: unknown, nullOn404 = false): Promise<T | null> {
-    let res: HttpResponse;
+    return this.answer<T>(path, await this.post(path, body), nullOn404);
+  }
+
+  /** POSTs with the retries; a transport failure that outlasts them is `unavailable`. */
+  private async post(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpResponse> {
     try {
-      res = await this.postWithRetry(path, body);
+      return await this.postWithRetry(path, body, headers);
     } catch (e) {
       if (e instanceof NetworkError) throw new BackendError('unavailable', e.message);
       throw e;
     }
+  }
+
+  /** The success body of an answer, or null for a 404 when `nullOn404`; any other failure as a BackendError. */
+  private answer<T>(path: string, res: HttpResponse, nullOn404: boolean): T | null {
     const json = res.json as (ErrorBody & Record<string, unknown>) | undefined;
     if (res.status >= 200 && res.status < 300) {
       if (!json || typeof json !== 'object') throw new BackendError('unavailable', `${path}: the service answered ${res.status} without a JSON body`);
@@ -208,6 +220,9 @@ export class RemoteBackend implements Backend {
         throw new BackendError('auth', this.tokenExpired() === false ? SESSION_REVOKED : SESSION_EXPIRED);
       case 404:
         throw new BackendError('not_found', message);
+      case 409:
+        // The Idempotency-Key used with another body (issue 36): the service's sentence names the key.
+        throw new BackendError('invalid', message, findingsOf(json));
       case 429: {
         const after = res.headers['retry-after'];
         throw new BackendError('unavailable', `${message}${after ? ` (retry after ${String(after)} s)` : ''}`);
@@ -265,10 +280,24 @@ export class RemoteBackend implements Backend {
     return r.data;
   }
 
-  async submit(body: unknown): Promise<{ clave: string }> {
-    const r = await this.call<{ clave: string }>('/api/enviar/items', body);
+  /**
+   * POST /api/enviar/items with one Idempotency-Key (issue 36): the caller's (`fecr send`'s key of a body, a batch
+   * row's submission key), else one made for this call; its retries send the same, so a lost answer issues nothing twice.
+   * With a key the service numbers a body without numeroReferencia.
+   */
+  async submit(body: unknown, opts: SubmitOptions = {}): Promise<SubmitOutcome> {
+    const key = opts.idempotencyKey ?? opts.submissionKey ?? `fecr-${randomUUID()}`;
+    const path = '/api/enviar/items';
+    const res = await this.post(path, body, { 'idempotency-key': key });
+    const r = this.answer<{ clave: string }>(path, res, false)!;
     if (typeof r.clave !== 'string') throw new BackendError('unavailable', '/api/enviar/items: the answer has no clave');
-    return { clave: r.clave };
+    const unnumbered = typeof body === 'object' && body !== null && (body as { numeroReferencia?: unknown }).numeroReferencia === undefined;
+    return {
+      clave: r.clave,
+      ...(String(res.headers['idempotent-replayed'] ?? '') === 'true' ? { alreadySent: true } : {}),
+      // The consecutivo's last 10 digits (the clave's 32nd to 41st characters) are the number the service took.
+      ...(unnumbered ? { assigned: Number(r.clave.slice(31, 41)) } : {}),
+    };
   }
 
   async status(clave: string): Promise<DocumentStatus | null> {

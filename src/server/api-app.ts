@@ -25,6 +25,7 @@ import { CabysBody, ExoneracionBody, FileBody, findingsFromZod, IssuerLookupBody
 import { BODY_LIMIT, ERROR_CODES, HttpError, installErrorHandling, MESSAGES, sendError } from './errors.js';
 import { buildOpenApi } from './openapi.js';
 import { run, valid } from './request.js';
+import { idempotencyKeyOf, IDEMPOTENCY_HEADER, REPLAYED_HEADER } from './idempotency-key.js';
 
 /** Success messages of the client API (the spec leaves their text open). */
 export const API_MESSAGES = {
@@ -119,12 +120,18 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   };
 
   // --- Endpoints ------------------------------------------------------------------------------------
-  app.post('/api/enviar/items', async (req) => {
+  app.post('/api/enviar/items', async (req, reply) => {
+    // fecr extension (issue 36, idempotency-key.ts): the Idempotency-Key header; with it, an unnumbered body is numbered.
+    const key = idempotencyKeyOf(req.headers[IDEMPOTENCY_HEADER]);
     // fecr extension: `?completar=1` computes the figures the body leaves out (core/input/complete.ts), as the CLI
     // does; without it the spec's required figures stay required (a 400 names the missing ones).
     const body = asksCompletion(req.query) ? completedInput(req.body) : req.body;
-    const r = await run(() => submitDocument(ctx, account(req), body));
-    return { status: 'success', message: API_MESSAGES.submitted, clave: r.clave };
+    const answer = (r: { clave: string }) => ({ status: 200, body: { status: 'success', message: API_MESSAGES.submitted, clave: r.clave } });
+    const opts = key === undefined ? {} : { idempotencyKey: key, idempotentAnswer: answer, assignNumber: true };
+    const r = await run(() => submitDocument(ctx, account(req), body, opts));
+    if (!r.answer) return answer(r).body;
+    void reply.header(REPLAYED_HEADER, 'true').code(r.answer.status);
+    return r.answer.body;
   });
 
   app.post('/api/enviar/emisor', async (req) => {

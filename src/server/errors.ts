@@ -16,6 +16,8 @@ export const ERROR_CODES = {
   invalidCredentials: 'invalid_credentials',
   unauthorized: 'unauthorized',
   notFound: 'not_found',
+  /** 409: an Idempotency-Key used within 24 h with another body (issue 36; fecr's, the spec's catalogue is "not shown"). */
+  conflict: 'conflict',
   payloadTooLarge: 'payload_too_large',
   tooManyRequests: 'too_many_requests',
   serviceUnavailable: 'service_unavailable',

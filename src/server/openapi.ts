@@ -31,6 +31,7 @@ import {
   TaxpayerBody,
   TaxpayerSchema,
 } from './api-schemas.js';
+import { IDEMPOTENCY_PARAMETER } from './idempotency-key.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -72,7 +73,7 @@ const COMPLETAR: JsonSchema = {
 };
 
 const ENDPOINTS: Endpoint[] = [
-  { path: '/api/enviar/items', summary: 'Submit an electronic document', request: 'DocumentBody', response: 'SubmitResponse', errors: [400], parameters: [COMPLETAR] },
+  { path: '/api/enviar/items', summary: 'Submit an electronic document', request: 'DocumentBody', response: 'SubmitResponse', errors: [400, 409], parameters: [COMPLETAR, IDEMPOTENCY_PARAMETER] },
   { path: '/api/enviar/emisor', summary: 'Register an issuer', request: 'IssuerRecord', response: 'MessageResponse', errors: [400] },
   { path: '/api/actualizar/emisor', summary: 'Update a registered issuer (creates it when unknown)', request: 'IssuerRecord', response: 'MessageResponse', errors: [400] },
   { path: '/api/consultar/emisor', summary: 'Look up an issuer', request: 'IssuerLookupBody', response: 'IssuerLookupResponse', errors: [400, 404] },
@@ -224,6 +225,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'bad_request: "Campos requeridos faltantes" with details, or a specific message (e.g. certificate problems)',
   401: 'unauthorized: "Token inválido o expirado"',
   404: 'not_found',
+  409: 'conflict: the Idempotency-Key was used within 24 h with another body (the message names the key)',
   413: 'payload_too_large: body over 1 MiB',
   429: 'too_many_requests: a limit reached; Retry-After says in how many seconds to try again',
   503: 'service_unavailable: Hacienda did not answer',

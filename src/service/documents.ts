@@ -8,6 +8,9 @@
  * stores the document and its send job: the unique index on issuer + kind + sucursal + terminal + number decides
  * between two concurrent submissions (two processes on one SQLite file, or two on one PostgreSQL), and the one that
  * lost signs again under the next free number. No number is taken by a body that fails, so the series has no gaps.
+ *
+ * SubmitOptions.idempotencyKey (issue 36, service/idempotency.ts): the same key with the same body within 24 h answers
+ * the document it made; with another body, a 409. The key is stored in the document's transaction.
  */
 import { createHash } from 'node:crypto';
 import { parseConsecutivo, securityCodeFrom } from '../core/clave.js';
@@ -31,6 +34,8 @@ import { nextFree } from '../store/numbering.js';
 import { withAutoTipoCambio } from './exchange-rate.js';
 import { insertReferences, type ReferenceRow } from '../store/document-references.js';
 import { referenceRowsOf } from './document-references.js';
+import { earlierUnderKey, keyRow, rememberKeyFor, type Idempotency, type IdempotentAnswer } from './idempotency.js';
+import { insertKey, type NewKey } from '../store/idempotency.js';
 
 export interface SubmitResult {
   clave: string;
@@ -38,13 +43,15 @@ export interface SubmitResult {
   created: boolean;
   /** documents.id */
   documentId: number;
+  /** An earlier submission under the idempotency key: what the client API answered then (replayed as it was). */
+  answer?: IdempotentAnswer;
 }
 
 export interface SubmitOptions {
   /**
    * Local mode: a body without numeroReferencia takes the next free number of its series, and counts as the body
-   * with that number (its hash, for a later resubmission of it). The hosted API leaves it unset: there the spec
-   * requires numeroReferencia (400 without it).
+   * with that number (its hash, for a later resubmission of it). The hosted API sets it only for a request with an
+   * Idempotency-Key (issue 36: a retry cannot take a second number); without one the spec requires numeroReferencia.
    */
   assignNumber?: boolean;
   /**
@@ -57,6 +64,13 @@ export interface SubmitOptions {
    * Hacienda cannot be reached). Not part of the body's identity: the same body sent again finds this document.
    */
   situacion?: '1' | '2' | '3';
+  /**
+   * An intent's key (issue 36: the client API's Idempotency-Key, or `fecr send`'s key of an unnumbered body): the same
+   * key and body within 24 h → the document it made (created false); the same key with another body → 409 conflict.
+   */
+  idempotencyKey?: string;
+  /** With idempotencyKey: the answer to keep with the key, replayed to a repeated request (the client API's). */
+  idempotentAnswer?: Idempotency['answer'];
 }
 
 /** A different body under a number already used (400): the clave that holds it and the series' next free number. */
@@ -100,6 +114,17 @@ async function everyFinding(ctx: ServiceContext, accountId: number, body: unknow
 
 /** Submits a document body (spec "Electronic document") for an issuer of the account. */
 export async function submitDocument(ctx: ServiceContext, accountId: number, submitted: unknown, opts: SubmitOptions = {}): Promise<SubmitResult> {
+  // An idempotency key used before (issue 36): its document, or a 409 for another body; checked before anything else.
+  const idem: Idempotency | undefined =
+    opts.idempotencyKey !== undefined ? { key: opts.idempotencyKey, bodyHash: hashBody(submitted), ...(opts.idempotentAnswer ? { answer: opts.idempotentAnswer } : {}) } : undefined;
+  const underKey = async () => {
+    const e = idem && (await earlierUnderKey(ctx, accountId, idem));
+    return e ? { clave: e.clave, created: false, documentId: e.documentId, ...(e.answer ? { answer: e.answer } : {}) } : undefined;
+  };
+  const replayed = await underKey();
+  if (replayed) return replayed;
+  /** A document that already held the body's number (the same body): the key names it from now on. */
+  const keyed = async (r: SubmitResult) => (idem && (await rememberKeyFor(ctx, accountId, idem, r.documentId, r.clave)), r);
   // Local mode: a missing numeroReferencia is filled here, before the body is parsed: with 1 while it is judged, then
   // with the series' next free number (below) before anything is issued.
   // A foreign-currency body without tipoCambio (or "auto"): Hacienda's rate of its day (service/exchange-rate.ts).
@@ -140,7 +165,7 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, sub
   } else if (numbering) {
     // An earlier submission under the same number: same body → its clave; another body → 400.
     const earlier = await findByNumbering(ctx, issuerRow.id, numbering);
-    if (earlier) return resolveDuplicate(ctx, issuerRow.id, earlier, hashBody(body), numbering);
+    if (earlier) return keyed(await resolveDuplicate(ctx, issuerRow.id, earlier, hashBody(body), numbering));
   }
   let bodyHash = hashBody(body);
   let races = 0;
@@ -191,11 +216,15 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, sub
         decided_at: null,
       };
       const refs = referenceRowsOf(accountId, doc, totals);
-      const documentId = ctx.store.dialect === 'postgres' ? await insertWithSendJobPg(ctx, row, now, refs) : await insertWithSendJob(ctx, row, now, refs);
+      const idemRow = idem && ((id: number) => keyRow(accountId, idem, id, doc.clave, now));
+      const documentId = ctx.store.dialect === 'postgres' ? await insertWithSendJobPg(ctx, row, now, refs, idemRow) : await insertWithSendJob(ctx, row, now, refs, idemRow);
       ctx.logger.info({ accountId, clave: doc.clave, kind: doc.kind }, 'document queued');
       return { clave: doc.clave, created: true, documentId: Number(documentId) };
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
+      // A concurrent submission under the same idempotency key won: its document (or a 409 for another body).
+      const won = await underKey();
+      if (won) return won;
       if (auto && numbering) {
         // The same batch row submitted concurrently (its key is unique): that document.
         const same = submissionKey ? await findBySubmissionKey(ctx, accountId, submissionKey) : undefined;
@@ -211,7 +240,7 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, sub
       } else {
         // A concurrent submission took the number: apply the idempotency rule to it.
         const earlier = await findByNumbering(ctx, issuerRow.id, key);
-        if (earlier) return resolveDuplicate(ctx, issuerRow.id, earlier, bodyHash, key);
+        if (earlier) return keyed(await resolveDuplicate(ctx, issuerRow.id, earlier, bodyHash, key));
       }
       // Otherwise the random part of the clave collided with another document's: draw again.
       if (attempt >= 3) throw e;
@@ -233,10 +262,11 @@ export function mailRecipients(receptor: string | undefined, adicionales: readon
 }
 
 /** The document row and its 'send' job in one transaction (SQLite; the queue is the jobs table). */
-async function insertWithSendJob(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number, refs: ReferenceRow[]): Promise<number> {
+async function insertWithSendJob(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number, refs: ReferenceRow[], key?: (id: number) => NewKey): Promise<number> {
   return ctx.store.db.transaction().execute(async (trx) => {
     const inserted = await trx.insertInto('documents').values(row).returning('id').executeTakeFirstOrThrow();
     await insertReferences(trx, inserted.id, refs);
+    if (key) await insertKey(trx, key(inserted.id));
     await enqueueJob(trx, { type: 'send', document_id: inserted.id, run_at: now }, now);
     return inserted.id;
   });
@@ -247,18 +277,19 @@ async function insertWithSendJob(ctx: ServiceContext, row: Insertable<DocumentsT
  * its own transaction: both or neither, as with insertWithSendJob, in one round trip instead of four
  * (BEGIN, INSERT, add_job, COMMIT). A unique violation fails the whole statement (nothing enqueued).
  */
-async function insertWithSendJobPg(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number, refs: ReferenceRow[]): Promise<number> {
+async function insertWithSendJobPg(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number, refs: ReferenceRow[], key?: (id: number) => NewKey): Promise<number> {
   const insert = async (db: typeof ctx.store.db) =>
     db
       .with('doc', (d) => d.insertInto('documents').values(row).returning('id'))
       .selectFrom('doc')
       .select((eb) => ['doc.id', pgAddNewDocumentSendJob(eb.ref('doc.id'), now).as('job_id')])
       .executeTakeFirstOrThrow();
-  if (refs.length === 0) return Number((await insert(ctx.store.db)).id);
-  // A document that references others (issue 30): its references in the same transaction.
+  if (refs.length === 0 && !key) return Number((await insert(ctx.store.db)).id);
+  // A document that references others (issue 30), or made under an idempotency key: those rows in the same transaction.
   return ctx.store.db.transaction().execute(async (trx) => {
     const id = Number((await insert(trx)).id);
     await insertReferences(trx, id, refs);
+    if (key) await insertKey(trx, key(id));
     return id;
   });
 }

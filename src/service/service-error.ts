@@ -4,7 +4,8 @@
  */
 import type { Finding } from '../core/model.js';
 
-export type ServiceErrorCode = 'bad_request' | 'not_found' | 'unauthorized' | 'service_unavailable';
+/** `conflict` (409, issue 36): an Idempotency-Key used before with another body; not in the spec's table, whose catalogue is "not shown". */
+export type ServiceErrorCode = 'bad_request' | 'not_found' | 'unauthorized' | 'service_unavailable' | 'conflict';
 
 /** The spec's message for a validation failure (Errors table). */
 export const MISSING_FIELDS = 'Campos requeridos faltantes';

@@ -345,6 +345,20 @@ export interface Database {
   account_mail_allow: AccountMailAllowTable;
   mail_requests: MailRequestsTable;
   account_mailboxes: AccountMailboxesTable;
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+/** A submission's idempotency key (issue 36, migration 0020): kept 24 h with the body's hash and what it made. */
+export interface IdempotencyKeysTable {
+  account_id: number;
+  key: string;
+  /** service/documents.ts hashBody of the body as submitted. */
+  body_hash: string;
+  document_id: number;
+  /** The client API's answer (status and JSON body), replayed as it was; null for an in-process submission. */
+  answer_status: number | null;
+  answer_json: string | null;
+  created_at: Millis;
 }
 
 /** An account's suppliers' mailbox (issue 30, migration 0017). */

@@ -7,10 +7,11 @@ import { safeText } from '../../cli/safe-text.js';
 import type { Backend, DocumentStatus, SubmitOutcome } from '../../client/backend.js';
 import { withBackend } from '../backend.js';
 import { erroresLines, erroresOf, heldLine, issuerOfClave, pendingLine, printDetalle, timeoutMs, verdictExit } from '../documents/shared.js';
-import { CREDENTIALS_REFUSED } from '../../core/lifecycle.js';
+import { CREDENTIALS_REFUSED, FINAL_STATES } from '../../core/lifecycle.js';
 import { startSpinner } from '../documents/spinner.js';
 import { certificateWarnings, printCertificateWarnings } from '../emisor/cert-warning.js';
 import { sendingBackend } from '../contingency/shared.js';
+import { sendKeyOf } from '../../client/send-key.js';
 
 export interface SendFlags {
   wait?: boolean;
@@ -23,13 +24,17 @@ export interface SendFlags {
   encoding?: string;
   /** The clave's situación (issue 30); the profile's `contingencia: auto` applies when it is not given. */
   situacion?: string;
+  /** `send`: issue another document on purpose, even for a body sent within 24 h (no idempotency key of the body). */
+  new?: boolean;
 }
 
 export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void> {
   checkSendFlags(opts);
   // The figures the body leaves out are computed here, for either backend (core/input/complete.ts).
   const body = completedInput(withCc(await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true }), opts.cc));
-  await submitAndReport(ctx, opts, (b) => b.submit(body));
+  // A body without numeroReferencia is keyed on its issuer and content (issue 36): sent again, the document it made.
+  const key = opts.new ? undefined : sendKeyOf(body, opts.situacion);
+  await submitAndReport(ctx, opts, (b) => b.submit(body, key ? { idempotencyKey: key } : {}));
 }
 
 /** The flags of `send` (and of the verbs that send as it does: documents annul, replace, payment) that go together. */
@@ -49,6 +54,7 @@ export async function submitAndReport(ctx: Ctx, opts: SendFlags, submit: (b: Bac
   let mode: 'local' | 'remote' = 'local';
   // Local mode: why a document is not sent yet (the cause in words, hacienda/client/describe.ts), without --debug.
   let cause: string | null = null;
+  let numbering: { numeroReferencia?: number; alreadySent?: boolean } = {};
   const final = await withBackend(ctx, async (backend) => {
     const b = await sendingBackend(ctx, backend, opts.situacion);
     mode = b.mode;
@@ -59,10 +65,16 @@ export async function submitAndReport(ctx: Ctx, opts: SendFlags, submit: (b: Bac
     // The same body sent before (same numeroReferencia, same canonical JSON): its clave, nothing new (exit 0).
     if (alreadySent && !opts.json) info(ctx, `already sent as ${clave}`);
     else if (assigned !== undefined && !opts.json && !opts.quiet) info(ctx, `numeroReferencia ${assigned} (the next free number)`);
+    // Every --json carries the document's number: the one fecr took, else the body's (the clave's 32nd to 41st digits).
+    const n = assigned ?? (/^\d{50}$/.test(clave) ? Number(clave.slice(31, 41)) : undefined);
+    numbering = { ...(n !== undefined ? { numeroReferencia: n } : {}), ...(alreadySent ? { alreadySent: true } : {}) };
     if (!opts.wait) {
-      const numbering = { ...(assigned !== undefined ? { numeroReferencia: assigned } : {}), ...(alreadySent ? { alreadySent: true } : {}) };
-      if (opts.json) printJson(ctx, estado ? { clave, estado, ...numbering } : { clave, ...numbering });
+      // A document sent before exits as its state: a verdict already given against it is said (rechazado 3, error 1).
+      const before = alreadySent && !estado ? await b.status(clave) : null;
+      const decided = before && FINAL_STATES.includes(before.estado) && verdictExit(before) !== EXIT.ok ? before : null;
+      if (opts.json) printJson(ctx, estado || decided ? { clave, estado: estado ?? decided!.estado, ...numbering } : { clave, ...numbering });
       else writeLine(ctx.io.stdout, clave);
+      if (decided) await report(ctx, decided, { mode, table: () => {} });
       if (estado === CREDENTIALS_REFUSED) {
         info(ctx, `error: ${heldLine(issuerOfClave(clave), { clave })}`);
         throw new SilentExit(EXIT.auth);
@@ -82,17 +94,18 @@ export async function submitAndReport(ctx: Ctx, opts: SendFlags, submit: (b: Bac
     }
     // With --wait the verdict, and then the receptor's mail, come in this command.
   }, { sending: opts.wait === true });
-  if (final) await report(ctx, final, { json: opts.json, strict: opts.strict, mode, cause, ...(opts.quiet ? { table: () => {} } : {}) });
+  if (final) await report(ctx, final, { json: opts.json, strict: opts.strict, mode, cause, numbering, ...(opts.quiet ? { table: () => {} } : {}) });
 }
 
 /** Prints a verdict (or the state reached) and ends with its exit code (--strict: errors under aceptado → 3). */
 export async function report(
   ctx: Ctx,
   s: DocumentStatus,
-  o: { json?: boolean; strict?: boolean; table?: (s: DocumentStatus) => void; mode?: 'local' | 'remote'; listed?: boolean; cause?: string | null },
+  o: { json?: boolean; strict?: boolean; table?: (s: DocumentStatus) => void; mode?: 'local' | 'remote'; listed?: boolean; cause?: string | null; numbering?: { numeroReferencia?: number; alreadySent?: boolean } },
 ): Promise<void> {
   const strictErrors = o.strict && s.estado === 'aceptado' ? erroresOf(s).length : 0;
-  if (o.json) printJson(ctx, o.strict ? { ...s, strictErrors } : s);
+  // A send's --json carries what its --json without --wait does: numeroReferencia, and alreadySent.
+  if (o.json) printJson(ctx, { ...s, ...o.numbering, ...(o.strict ? { strictErrors } : {}) });
   else if (o.table) o.table(s);
   else {
     writeLine(ctx.io.stdout, s.estado);

@@ -1,0 +1,65 @@
+/**
+ * The queries of idempotency keys (issue 36, migration 0020): an account's key, the hash of the body it came with and
+ * the document it made, kept for a window (24 h, service/documents.ts). The row is inserted in the transaction that
+ * stores the document, so its primary key (account, key) decides between two concurrent submissions under one key.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './schema.js';
+
+export interface StoredKey {
+  bodyHash: string;
+  documentId: number;
+  clave: string;
+  /** The client API's answer, when the key came through it. */
+  answer: { status: number; body: unknown } | null;
+  createdAt: number;
+}
+
+/** The key's row made at or after `since` (older rows are left out, as if absent), with its document's clave. */
+export async function findKey(db: Kysely<Database>, accountId: number, key: string, since: number): Promise<StoredKey | undefined> {
+  const row = await db
+    .selectFrom('idempotency_keys as k')
+    .innerJoin('documents as d', 'd.id', 'k.document_id')
+    .select(['k.body_hash', 'k.document_id', 'k.answer_status', 'k.answer_json', 'k.created_at', 'd.clave'])
+    .where('k.account_id', '=', accountId)
+    .where('k.key', '=', key)
+    .where('k.created_at', '>=', since)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    bodyHash: row.body_hash,
+    documentId: Number(row.document_id),
+    clave: row.clave,
+    answer: row.answer_status !== null && row.answer_json !== null ? { status: Number(row.answer_status), body: JSON.parse(row.answer_json) as unknown } : null,
+    createdAt: Number(row.created_at),
+  };
+}
+
+/** Drops the account's keys older than `since` (their window is over: each may be used again), so the table stays small. */
+export async function dropExpiredKeys(db: Kysely<Database>, accountId: number, since: number): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('created_at', '<', since).execute();
+}
+
+export interface NewKey {
+  account_id: number;
+  key: string;
+  body_hash: string;
+  document_id: number;
+  answer_status: number | null;
+  answer_json: string | null;
+  created_at: number;
+}
+
+/** Inserts the key (in the document's transaction): a key already held is a unique violation, which the caller resolves. */
+export async function insertKey(db: Kysely<Database> | Transaction<Database>, row: NewKey): Promise<void> {
+  await db.insertInto('idempotency_keys').values(row).execute();
+}
+
+/** Remembers a key for a document that already existed (the same body under its number): a key already held stays. */
+export async function rememberKey(db: Kysely<Database>, row: NewKey): Promise<void> {
+  await db
+    .insertInto('idempotency_keys')
+    .values(row)
+    .onConflict((oc) => oc.columns(['account_id', 'key']).doNothing())
+    .execute();
+}
