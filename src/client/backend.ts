@@ -77,6 +77,8 @@ export interface SubmitOptions {
   submissionKey?: string;
   /** Local mode: the clave's situación for a body that gives none, not part of its identity (`contingencia: auto`, issue 30). */
   situacion?: '1' | '2' | '3';
+  /** Sign and send even what Hacienda is known to reject (`--force`; remotely `?forzar=1`): see service/pre-sign-checks.ts. */
+  force?: boolean;
 }
 
 export type { IssuerNumbers, NumberSeries, StartRequest } from '../service/numbering.js';

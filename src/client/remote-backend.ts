@@ -22,6 +22,7 @@ import {
   type TaxpayerSummary,
   type TipoCambioInfo,
   type ArchiveRequest,
+  type SubmitOptions,
 } from './backend.js';
 import { HttpClient, NetworkError, type HttpResponse } from './http-client.js';
 import { RemoteRecibidos } from './recibidos.js';
@@ -265,8 +266,9 @@ export class RemoteBackend implements Backend {
     return r.data;
   }
 
-  async submit(body: unknown): Promise<{ clave: string }> {
-    const r = await this.call<{ clave: string }>('/api/enviar/items', body);
+  async submit(body: unknown, opts: SubmitOptions = {}): Promise<{ clave: string }> {
+    // --force: the service signs even what Hacienda is known to reject (`?forzar=1`, server/api-app.ts).
+    const r = await this.call<{ clave: string }>(opts.force ? '/api/enviar/items?forzar=1' : '/api/enviar/items', body);
     if (typeof r.clave !== 'string') throw new BackendError('unavailable', '/api/enviar/items: the answer has no clave');
     return { clave: r.clave };
   }

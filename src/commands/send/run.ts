@@ -23,13 +23,15 @@ export interface SendFlags {
   encoding?: string;
   /** The clave's situación (issue 30); the profile's `contingencia: auto` applies when it is not given. */
   situacion?: string;
+  /** Sign and send even what Hacienda is known to reject (validate's findings with Hacienda's code; issue 36). */
+  force?: boolean;
 }
 
 export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void> {
   checkSendFlags(opts);
   // The figures the body leaves out are computed here, for either backend (core/input/complete.ts).
   const body = completedInput(withCc(await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true }), opts.cc));
-  await submitAndReport(ctx, opts, (b) => b.submit(body));
+  await submitAndReport(ctx, opts, (b) => b.submit(body, opts.force ? { force: true } : {}));
 }
 
 /** The flags of `send` (and of the verbs that send as it does: documents annul, replace, payment) that go together. */
