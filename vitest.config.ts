@@ -19,6 +19,7 @@ const ON_BOTH_STORES = [
   'test/service-numbering.test.ts',
   'test/service-corrections.test.ts',
   'test/hosted-mailbox.test.ts',
+  'test/service-issuer-one-account.test.ts',
 ];
 
 export default defineConfig({

@@ -18,6 +18,7 @@ import { contingency } from './0016-contingency.js';
 import { accountMailboxes } from './0017-account-mailboxes.js';
 import { jobsByDocument } from './0018-jobs-by-document.js';
 import { dropJobsDue } from './0019-drop-jobs-due.js';
+import { issuerOneAccount } from './0020-issuer-one-account.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0017-account-mailboxes': accountMailboxes,
   '0018-jobs-by-document': jobsByDocument,
   '0019-drop-jobs-due': dropJobsDue,
+  '0020-issuer-one-account': issuerOneAccount,
 };
 
 export const migrationProvider: MigrationProvider = {
