@@ -61,8 +61,9 @@ export async function registerIssuer(ctx: ServiceContext, accountId: number, bod
   if (await findIssuer(ctx, accountId, issuer.identificacion)) {
     throw alreadyRegistered(issuer.identificacion);
   }
-  await refuseHeldElsewhere(ctx, accountId, issuer.identificacion);
   const creds = checkCertificate(issuer, new Date(ctx.now()));
+  // After the certificate: only who holds the taxpayer's .p12 and PIN learns that another account has the cédula.
+  await refuseHeldElsewhere(ctx, accountId, issuer.identificacion);
   const now = ctx.now();
   try {
     await ctx.store.db
