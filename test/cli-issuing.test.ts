@@ -167,8 +167,9 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
         const [clave, estado, ...detalle] = r.stdout.trim().split('\n');
         expect(clave).toMatch(/^506\d{47}$/);
         expect(estado).toBe('aceptado');
-        // The local profile talks to the emulator's production paths: a real production DetalleMensaje is `.`.
-        expect(detalle.join('\n')).toBe('.');
+        // The test issuer is a sandbox one (a stag user): the emulator answers as the real sandbox (NOTES §6.3), on
+        // the production paths env local uses too (issue 36); no lone `.` under the verdict.
+        expect(detalle.join('\n')).toBe('Este comprobante fue recibido en el ambiente de pruebas, por lo cual no tiene validez para fines tributarios.');
         expect(r.stderr).not.toContain('error');
         claves.set(kind, clave!);
       });
