@@ -235,8 +235,8 @@ describe('a sandbox user on the production paths (issue 36): answered and listed
     const d = build(FE, { xml: sinDesglose });
     const st = await verdict(d, stagOnProduction);
     expect(st.estado).toBe('rechazado');
-    expect(st.mensaje!.detalleMensaje.split('\n')[0]).toBe(SANDBOX_OPENING);
-    expect(st.mensaje!.detalleMensaje).toContain('El comprobante electrónico tiene los siguientes errores:');
+    expect((st.mensaje!.detalleMensaje ?? '').split('\n').at(0)).toBe(SANDBOX_OPENING);
+    expect(st.mensaje!.detalleMensaje ?? '').toContain('El comprobante electrónico tiene los siguientes errores:');
     const p = build(FE);
     await verdict(p, production);
     expect(await listed(p.doc.clave)).toMatchObject({ environment: 'production', receivedOn: 'production' });
