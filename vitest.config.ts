@@ -20,6 +20,7 @@ const ON_BOTH_STORES = [
   'test/service-corrections.test.ts',
   'test/hosted-mailbox.test.ts',
   'test/server-api-idempotency.test.ts',
+  'test/service-issuer-one-account.test.ts',
 ];
 
 export default defineConfig({

@@ -163,17 +163,17 @@ describe('fecr batch: progress with the total, and the failed rows in the summar
   }, 60_000);
 
   it('--wait: a document Hacienda rejects is a failed row too, with its clave', async () => {
-    // FechaEmision three days ahead: fecr's checks accept it, Hacienda (the emulator) rejects it.
+    // FechaEmision three days ahead: sent with --force (fecr refuses it otherwise, issue 36), Hacienda (the emulator) rejects it.
     const future = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 19);
     const ok = { ...fixture('10-te-sin-receptor'), numeroReferencia: 901 };
     const late = { ...fixture('10-te-sin-receptor'), numeroReferencia: 902, fechaEmision: future };
     writeFileSync(join(work, 'w.jsonl'), `${JSON.stringify(ok)}\n${JSON.stringify(late)}\n`);
-    const r = await runCli(['batch', 'w.jsonl', '--wait'], { env, cwd: work });
+    const r = await runCli(['batch', 'w.jsonl', '--wait', '--force'], { env, cwd: work });
     expect(r.code, r.stderr).toBe(3);
     const clave = (readFileSync(join(work, 'w.jsonl.results.jsonl'), 'utf8').split('\n').map((l) => (l ? (JSON.parse(l) as { row: number; clave: string }) : undefined)).find((x) => x?.row === 2))!.clave;
     expect(r.stderr).toMatch(new RegExp(`^failed: 1 of 2 documents\\n {2}row 2 \\(numeroReferencia 902\\): rechazado by Hacienda \\(clave ${clave}\\)\\n`, 'm'));
     // Again, as JSON, from the start (the same bodies get the same claves back).
-    const j = await runCli(['batch', 'w.jsonl', '--restart', '--wait', '--json'], { env, cwd: work });
+    const j = await runCli(['batch', 'w.jsonl', '--restart', '--wait', '--force', '--json'], { env, cwd: work });
     expect(j.code, j.stderr).toBe(3);
     expect((JSON.parse(j.stdout) as { failed: unknown }).failed).toEqual([
       { row: 2, numeroReferencia: 902, state: 'enviado', estado: 'rechazado', clave, error: `rechazado by Hacienda (clave ${clave})`, errores: [expect.objectContaining({ codigo: -53, aviso: false })] },

@@ -167,8 +167,9 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
         const [clave, estado, ...detalle] = r.stdout.trim().split('\n');
         expect(clave).toMatch(/^506\d{47}$/);
         expect(estado).toBe('aceptado');
-        // The local profile talks to the emulator's production paths: a real production DetalleMensaje is `.`.
-        expect(detalle.join('\n')).toBe('.');
+        // The test issuer is a sandbox one (a stag user): the emulator answers as the real sandbox (NOTES §6.3), on
+        // the production paths env local uses too (issue 36); no lone `.` under the verdict.
+        expect(detalle.join('\n')).toBe('Este comprobante fue recibido en el ambiente de pruebas, por lo cual no tiene validez para fines tributarios.');
         expect(r.stderr).not.toContain('error');
         claves.set(kind, clave!);
       });
@@ -181,10 +182,10 @@ describe.each(['local', 'remote'] as const)('%s mode', (mode) => {
     });
 
     it('a document Hacienda rejects exits 3 with its DetalleMensaje', async () => {
-      // FechaEmision three days ahead: our checks accept it (nothing in the body is inconsistent), Hacienda (the
-      // emulator, as the real one) rejects a FechaEmision later than the reception.
+      // FechaEmision three days ahead: fecr validate says Hacienda rejects it (-53), so send refuses it unless --force
+      // (issue 36); forced, Hacienda (the emulator, as the real one) rejects a FechaEmision later than the reception.
       const body = { ...fixtureBody(FIVE_KINDS['TE sin receptor']), numeroReferencia: 9001, fechaEmision: isoDay(3) };
-      const r = await fecr(['send', writeBody('future.json', body), '--wait']);
+      const r = await fecr(['send', writeBody('future.json', body), '--wait', '--force']);
       expect(r.code, r.stderr).toBe(3);
       const [clave, estado, ...detalle] = r.stdout.trim().split('\n');
       expect(estado).toBe('rechazado');

@@ -14,7 +14,7 @@ const dir = tempDir('fecr-rejection-reasons-');
 const work = join(dir, 'work');
 const env = { HOME: dir, FECR_DATA_DIR: join(dir, 'data'), FECR_NO_KEYCHAIN: '1' };
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/documents/${name}.json`, import.meta.url), 'utf8')) as Record<string, unknown>;
-/** Three days ahead (Costa Rica): fecr's checks accept it, Hacienda rejects it with -53. */
+/** Three days ahead (Costa Rica): sent with --force (fecr refuses it otherwise, issue 36), Hacienda rejects it with -53. */
 const future = () => new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 19);
 const late = (numeroReferencia: number) => ({ ...fixture('10-te-sin-receptor'), numeroReferencia, fechaEmision: future() });
 const REASON = { codigo: -53, mensaje: TEXTOS.fechaDia53, fila: null, columna: null, aviso: false };
@@ -32,7 +32,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('fecr send and fecr status: the reasons of a rejection', () => {
   it('send --wait --json: errores beside detalleMensaje; stderr names each code under the headline', async () => {
     writeFileSync(join(work, 'late.json'), JSON.stringify(late(1)));
-    const r = await runCli(['send', 'late.json', '--wait', '--json'], { env, cwd: work });
+    const r = await runCli(['send', 'late.json', '--wait', '--json', '--force'], { env, cwd: work });
     expect(r.code, r.stderr).toBe(3);
     const s = JSON.parse(r.stdout) as { clave: string; estado: string; detalleMensaje: string; errores: unknown };
     clave = s.clave;
@@ -74,7 +74,7 @@ describe('fecr batch --wait: the reasons in the results line and under the faile
   it('results.jsonl carries errores; stderr: rechazado: -53 …', async () => {
     const ok = { ...fixture('10-te-sin-receptor'), numeroReferencia: 11 };
     writeFileSync(join(work, 'b.jsonl'), `${JSON.stringify(ok)}\n${JSON.stringify(late(12))}\n`);
-    const r = await runCli(['batch', 'b.jsonl', '--wait'], { env, cwd: work });
+    const r = await runCli(['batch', 'b.jsonl', '--wait', '--force'], { env, cwd: work });
     expect(r.code, r.stderr).toBe(3);
     const lines = readFileSync(join(work, 'b.jsonl.results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const rejected = lines.find((l) => l.row === 2)!;

@@ -32,6 +32,10 @@ const NO_XADES = 'La firma del documento no es XAdES, se obtuvo [ERROR]';
 let emu: RunningEmulator;
 let sandbox: ReceptionClient;
 let production: ReceptionClient;
+/** The test issuer's stag user on the production paths: what fecr's env local does for an `ambiente 2` issuer. */
+let stagOnProduction: ReceptionClient;
+/** A production user (NOTES §4.2: `…@comprobanteselectronicos.go.cr`, no `stag`). */
+const PRODUCTION_USER = 'cpj-3-101-123456@comprobanteselectronicos.go.cr';
 let t: TestIssuer;
 let n = 0;
 const newId = () => randomBytes(8).toString('hex');
@@ -42,12 +46,15 @@ beforeAll(async () => {
   emu = await startEmulator({ processingDelayMs: 5, now: () => NOW.getTime() });
   const credentials = { username: t.issuer.usuarioHacienda, password: 'secreto' };
   sandbox = new ReceptionClient({ endpoints: sandboxEndpoints(emu.url), credentials, retry: FAST_RETRY });
-  // env local: the emulator's production paths (/recepcion/v1, realm rut).
-  production = new ReceptionClient({ endpoints: resolveEndpoints('local', { baseUrl: emu.url }), credentials, retry: FAST_RETRY });
+  // env local: the emulator's production paths (/recepcion/v1, realm rut), with a production user (a stag user's
+  // documents are the sandbox's on either path: issue 36, emulator/mensaje.ts answerEnvironment).
+  production = new ReceptionClient({ endpoints: resolveEndpoints('local', { baseUrl: emu.url }), credentials: { ...credentials, username: PRODUCTION_USER }, retry: FAST_RETRY });
+  stagOnProduction = new ReceptionClient({ endpoints: resolveEndpoints('local', { baseUrl: emu.url }), credentials, retry: FAST_RETRY });
 });
 afterAll(async () => {
   await sandbox.close();
   await production.close();
+  await stagOnProduction.close();
   await emu.close();
 });
 
@@ -208,6 +215,31 @@ describe("the signature's form first, alone, before the schema", () => {
     expect(st.estado).toBe('rechazado');
     expect(st.mensaje!.errores).toHaveLength(1);
     expect(st.mensaje!.errores[0]).toMatchObject({ codigo: -1 });
+  });
+});
+
+describe('a sandbox user on the production paths (issue 36): answered and listed as the sandbox', () => {
+  const SANDBOX_OPENING = 'Este comprobante fue recibido en el ambiente de pruebas, por lo cual no tiene validez para fines tributarios.';
+  const listed = async (clave: string) =>
+    ((await (await fetch(`${emu.url}/_emulator/receptions`)).json()) as { receptions: { clave: string; environment: string; receivedOn: string }[] }).receptions.find((r) => r.clave === clave);
+
+  it('accepted: the sandbox\'s opening sentence (NOTES §6.3), listed under environment sandbox, received on production', async () => {
+    const d = build(FE);
+    const st = await verdict(d, stagOnProduction);
+    expect(st.estado).toBe('aceptado');
+    expect(st.mensaje).toMatchObject({ mensaje: 1, estadoMensaje: 'Aceptado', detalleMensaje: SANDBOX_OPENING });
+    expect(await listed(d.doc.clave)).toMatchObject({ environment: 'sandbox', receivedOn: 'production' });
+  });
+
+  it('rejected: the same opening, then the list; a production user\'s document stays production\'s', async () => {
+    const d = build(FE, { xml: sinDesglose });
+    const st = await verdict(d, stagOnProduction);
+    expect(st.estado).toBe('rechazado');
+    expect((st.mensaje!.detalleMensaje ?? '').split('\n').at(0)).toBe(SANDBOX_OPENING);
+    expect(st.mensaje!.detalleMensaje ?? '').toContain('El comprobante electrónico tiene los siguientes errores:');
+    const p = build(FE);
+    await verdict(p, production);
+    expect(await listed(p.doc.clave)).toMatchObject({ environment: 'production', receivedOn: 'production' });
   });
 });
 

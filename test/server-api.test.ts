@@ -327,16 +327,16 @@ describe('submissions and files', () => {
       const r = await post('/api/consultar/archivo', { claveHacienda: clave }, { token: tokenB });
       expect([r.status, r.body.message]).toEqual([404, 'Archivo no encontrado para la clave proporcionada']);
     }
-    // B registers the same identification: its own issuer, A's data untouched.
+    // B cannot register the same identification (issue 36: one numbering per cédula per service; B's first
+    // document would be Hacienda's -99): refused naming the cédula, not A; A's data untouched.
     const r = await post('/api/enviar/emisor', { ...issuerBody, nombreComercial: 'Sucursal de B' }, { token: tokenB });
-    expect(r.status).toBe(200);
-    expect((await post('/api/consultar/emisor', { identificacion: 3101123456 }, { token: tokenB })).body.data.nombreComercial).toBe('Sucursal de B');
+    expect([r.status, r.body.error, r.body.message]).toEqual([400, 'bad_request', 'El emisor 3101123456 ya está registrado en otra cuenta de este servicio; una identificación numera sus comprobantes en una sola cuenta']);
+    expect(JSON.stringify(r.body)).not.toContain('empresa-a');
+    expect((await post('/api/consultar/emisor', { identificacion: 3101123456 }, { token: tokenB })).status).toBe(404);
     expect((await post('/api/consultar/emisor', { identificacion: 3101123456 })).body.data.nombreComercial).toBe(ISSUER.nombreComercial);
-    // B submitting the same body gets its own document and clave.
+    // B submitting the same body: not an issuer of B's.
     const sub = await post('/api/enviar/items', fixtureBody(FIVE_KINDS.FE), { token: tokenB });
-    expect(sub.status).toBe(200);
-    expect(sub.body.clave).not.toBe(claves.get('FE'));
-    expect((await post('/api/consultar/archivo', { claveHacienda: sub.body.clave })).status).toBe(404);
+    expect([sub.status, sub.body.details]).toEqual([400, [{ path: 'emisor', message: 'no es un emisor registrado de la cuenta' }]]);
   });
 });
 

@@ -186,9 +186,12 @@ describe('issuers', () => {
     expect((await getIssuerPublic(t.ctx, accountA, 3101123456))?.nombreComercial).toBe('Software Tico Dos');
     expect(await count('issuers')).toBe(1);
 
-    // Update of an unknown issuer (the spec shows no 404): upsert.
-    expect(await updateIssuer(t.ctx, accountB, issuerBody)).toEqual({ identificacion: '3101123456', created: true });
-    expect(await getIssuerPublic(t.ctx, accountB, 3101123456)).not.toBeNull();
+    // Update of an unknown issuer (the spec shows no 404): upsert. (Another cédula: A's is an issuer of A only, issue 36.)
+    const otherP12 = createTestP12({ id: '3101654321', type: '02', pin: PIN, name: ISSUER.nombre });
+    const other = { ...issuerBody, identificacion: '3101654321', certificadoHacienda: otherP12.toString('base64') };
+    expect(await updateIssuer(t.ctx, accountB, other)).toEqual({ identificacion: '3101654321', created: true });
+    expect(await getIssuerPublic(t.ctx, accountB, 3101654321)).not.toBeNull();
+    await expect(updateIssuer(t.ctx, accountB, issuerBody)).rejects.toThrow(/^El emisor 3101123456 ya está registrado en otra cuenta de este servicio/);
     // The update runs the same certificate check.
     const e = await serviceError(updateIssuer(t.ctx, accountA, { ...issuerBody, pinCertificado: 'mal' }));
     expect(e.message).toBe('El PIN del certificado es incorrecto');

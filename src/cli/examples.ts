@@ -192,6 +192,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr send factura.json --wait --quiet', 'print only the clave (CLAVE=$(…))'],
     ['fecr send - --wait --strict --timeout 120 < factura.json', 'from stdin, strict, a 2-minute wait'],
     ['fecr send factura.json --wait --cc contabilidad@cliente.cr', 'also mail the accepted comprobante there'],
+    ['fecr send factura.json --wait --force', 'send even what Hacienda is known to reject (-400 an unknown CABYS code, …)'],
     ['fecr send factura.json --situacion 3', 'signed without internet: situación 3 in the clave (contingencia auto does it when Hacienda cannot be reached)'],
   ],
   batch: [

@@ -82,6 +82,8 @@ export interface SubmitOptions {
    * Remote: sent as the Idempotency-Key header; without one a key of this call is made, the same for its retries.
    */
   idempotencyKey?: string;
+  /** Sign and send even what Hacienda is known to reject (`--force`; remotely `?forzar=1`): see service/pre-sign-checks.ts. */
+  force?: boolean;
 }
 
 export type { IssuerNumbers, NumberSeries, StartRequest } from '../service/numbering.js';

@@ -3,6 +3,7 @@
  * Pure: the security code, the signing time and the signature ids are passed in.
  */
 import { parseDocument } from './document.js';
+import { orderFindings } from './input/projection.js';
 import type { IssuerRecord } from './input/schema.js';
 import type { Comprobante, Finding } from './model.js';
 import type { SigningCredentials } from './sign/p12.js';
@@ -17,6 +18,11 @@ export interface IssueOptions {
   signingTime: Date;
   /** Unique part of the signature's Id attributes (e.g. random hex). */
   newId: () => string;
+  /**
+   * Findings on the built model that refuse the body before it is signed (the service passes what Hacienda rejects,
+   * core/rules/document-checks.ts); also run on a body with other findings, at the paths that parsed (`held` left out).
+   */
+  check?: (doc: Comprobante, held?: readonly string[]) => Finding[];
 }
 
 export type IssueResult =
@@ -25,7 +31,9 @@ export type IssueResult =
 
 export function issueComprobante(body: unknown, issuer: IssuerRecord, creds: SigningCredentials, opts: IssueOptions): IssueResult {
   const parsed = parseDocument(body, issuer, { securityCode: opts.securityCode });
-  if (!parsed.ok) return { ok: false, findings: parsed.findings };
+  if (!parsed.ok) return { ok: false, findings: parsed.doc && opts.check ? orderFindings([...parsed.findings, ...opts.check(parsed.doc, parsed.held)]) : parsed.findings };
+  const refused = opts.check?.(parsed.doc) ?? [];
+  if (refused.length > 0) return { ok: false, findings: orderFindings(refused) };
   let unsigned: string;
   try {
     unsigned = buildComprobanteXml(parsed.doc, parsed.totals);

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { EMULATOR_REALMS, EmulatorIdp, type IdpStats } from './idp.js';
 import { loadOrCreateKeys } from './keys.js';
-import { MensajeHaciendaSigner } from './mensaje.js';
+import { answerEnvironment, MensajeHaciendaSigner } from './mensaje.js';
 import { DEFAULT_CABYS_FILE, DEFAULT_REGISTRY_FILE } from './paths.js';
 import { ReceptionProcessor } from './processor.js';
 import { Registry, type TaxpayerRecord } from './registry.js';
@@ -78,7 +78,10 @@ export interface EmulatorOptions {
 }
 
 export interface ReceptionSummary {
+  /** The Hacienda that answered it: `sandbox` for a sandbox user's document on either path (mensaje.ts answerEnvironment). */
   environment: string;
+  /** The reception path it was posted on: `production` (`/recepcion/v1`) or `sandbox` (`/recepcion-sandbox/v1`). */
+  receivedOn: string;
   key: string;
   clave: string;
   estado: string;
@@ -336,7 +339,8 @@ async function start(opts: EmulatorOptions, store: EmulatorStore, now: () => num
   const receptions = (): ReceptionSummary[] =>
     store.listReceptions().map((r) => {
       const s: ReceptionSummary = {
-        environment: r.environment,
+        environment: answerEnvironment(r.environment, r.username),
+        receivedOn: r.environment,
         key: r.key,
         clave: r.clave,
         estado: r.estado,

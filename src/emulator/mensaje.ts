@@ -23,6 +23,19 @@ export interface MensajeHaciendaFacts {
   totalFactura?: string;
 }
 
+/**
+ * Which Hacienda answers a document: the sandbox's for one received on the sandbox's path, and for one posted by a
+ * sandbox user, whatever path it came by. Hacienda's sandbox users are `…@stag.comprobanteselectronicos.go.cr` (NOTES
+ * §4.2: the stag JWT's `preferred_username`; production's are `…@comprobanteselectronicos.go.cr`): such a user exists
+ * only in the sandbox (realm rut-stag), so its documents are the sandbox's. fecr's env local posts every issuer's
+ * documents on production's path (hacienda/client/endpoints.ts), so this is how the emulator tells a test issuer
+ * (`ambiente 2`, a stag user: what `fecr init` writes) from a production one. The issuer record's `ambiente` itself
+ * never reaches Hacienda.
+ */
+export function answerEnvironment(received: EmulatorEnvironment, username: string): EmulatorEnvironment {
+  return received === 'sandbox' || /@stag\./i.test(username) ? 'sandbox' : 'production';
+}
+
 /** The opening line of every sandbox answer, accepted or not (NOTES §6.3: "recibido", with its final period). */
 const SANDBOX_OPENING = 'Este comprobante fue recibido en el ambiente de pruebas, por lo cual no tiene validez para fines tributarios.';
 

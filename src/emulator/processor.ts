@@ -9,7 +9,7 @@ import { referenceErrors } from './kinds.js';
 import { deliverCallback, type CallbackOptions } from './callback.js';
 import type { FaultConfig } from './faults.js';
 import { forcedItems } from './reject-rules.js';
-import type { MensajeHaciendaSigner } from './mensaje.js';
+import { answerEnvironment, type MensajeHaciendaSigner } from './mensaje.js';
 import type { Registry, TaxpayerRecord } from './registry.js';
 import { actividadItems, cabysItems, type RuleItem } from '../core/rules/registry-rules.js';
 import type { EmulatorEnvironment, EmulatorStore, ReceptionRecord, ValidationErrorItem } from './store.js';
@@ -214,7 +214,8 @@ export class ReceptionProcessor {
     try {
       respuestaXml = this.o.signer.build({
         clave: rec.clave,
-        environment: env,
+        // A sandbox user's document is answered as the sandbox answers, on either path (mensaje.ts answerEnvironment).
+        environment: answerEnvironment(env, rec.username),
         accepted,
         errors,
         ...(unknown

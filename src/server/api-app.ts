@@ -127,7 +127,9 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
     // does; without it the spec's required figures stay required (a 400 names the missing ones).
     const body = asksCompletion(req.query) ? completedInput(req.body) : req.body;
     const answer = (r: { clave: string }) => ({ status: 200, body: { status: 'success', message: API_MESSAGES.submitted, clave: r.clave } });
-    const opts = key === undefined ? {} : { idempotencyKey: key, idempotentAnswer: answer, assignNumber: true };
+    // fecr extension: `?forzar=1` signs even what Hacienda is known to reject (service/pre-sign-checks.ts).
+    const force = asksForce(req.query) ? { force: true } : {};
+    const opts = key === undefined ? force : { idempotencyKey: key, idempotentAnswer: answer, assignNumber: true, ...force };
     const r = await run(() => submitDocument(ctx, account(req), body, opts));
     if (!r.answer) return answer(r).body;
     void reply.header(REPLAYED_HEADER, 'true').code(r.answer.status);
@@ -215,6 +217,15 @@ function notFound(message: string): HttpError {
 
 /** `?completar=1` (or `true`) on POST /api/enviar/items: the figures the body leaves out are computed (a fecr extension). */
 export function asksCompletion(query: unknown): boolean {
-  const v = (query as Record<string, unknown> | null)?.completar;
+  return queryFlag(query, 'completar');
+}
+
+/** `?forzar=1` (or `true`) on POST /api/enviar/items: signed even when Hacienda is known to reject it (a fecr extension). */
+export function asksForce(query: unknown): boolean {
+  return queryFlag(query, 'forzar');
+}
+
+function queryFlag(query: unknown, name: string): boolean {
+  const v = (query as Record<string, unknown> | null)?.[name];
   return typeof v === 'string' && ['1', 'true'].includes(v.trim().toLowerCase());
 }

@@ -72,8 +72,22 @@ const COMPLETAR: JsonSchema = {
   'x-fecr-extension': true,
 };
 
+/** POST /api/enviar/items?forzar=1 (src/server/api-app.ts asksForce, src/service/pre-sign-checks.ts). */
+const FORZAR: JsonSchema = {
+  name: 'forzar',
+  in: 'query',
+  required: false,
+  schema: { type: 'string', enum: ['1', 'true'] },
+  description:
+    'fecr extension: sign and send the document even when it has findings Hacienda rejects it for (the rules fecr ' +
+    'validate reports with Hacienda\'s code: -400 a CABYS code not in the catalogue, -408 an invalid activity code, -53 ' +
+    'a FechaEmision on a later day). Without it such a body is a 400 (`details`: one finding per path, in Hacienda\'s ' +
+    'words), before any consecutivo is used. Warnings never refuse a body.',
+  'x-fecr-extension': true,
+};
+
 const ENDPOINTS: Endpoint[] = [
-  { path: '/api/enviar/items', summary: 'Submit an electronic document', request: 'DocumentBody', response: 'SubmitResponse', errors: [400, 409], parameters: [COMPLETAR, IDEMPOTENCY_PARAMETER] },
+  { path: '/api/enviar/items', summary: 'Submit an electronic document', request: 'DocumentBody', response: 'SubmitResponse', errors: [400, 409], parameters: [COMPLETAR, FORZAR, IDEMPOTENCY_PARAMETER] },
   { path: '/api/enviar/emisor', summary: 'Register an issuer', request: 'IssuerRecord', response: 'MessageResponse', errors: [400] },
   { path: '/api/actualizar/emisor', summary: 'Update a registered issuer (creates it when unknown)', request: 'IssuerRecord', response: 'MessageResponse', errors: [400] },
   { path: '/api/consultar/emisor', summary: 'Look up an issuer', request: 'IssuerLookupBody', response: 'IssuerLookupResponse', errors: [400, 404] },

@@ -36,6 +36,8 @@ import { insertReferences, type ReferenceRow } from '../store/document-reference
 import { referenceRowsOf } from './document-references.js';
 import { earlierUnderKey, keyRow, rememberKeyFor, type Idempotency, type IdempotentAnswer } from './idempotency.js';
 import { insertKey, type NewKey } from '../store/idempotency.js';
+import { rejectedByHacienda } from './pre-sign-checks.js';
+import { orderFindings } from '../core/input/projection.js';
 
 export interface SubmitResult {
   clave: string;
@@ -71,6 +73,11 @@ export interface SubmitOptions {
   idempotencyKey?: string;
   /** With idempotencyKey: the answer to keep with the key, replayed to a repeated request (the client API's). */
   idempotentAnswer?: Idempotency['answer'];
+  /**
+   * Sign and send even what Hacienda is known to reject (pre-sign-checks.ts: a CABYS code not in the catalogue, …);
+   * without it such a body is a 400 with those findings, before a number is spent (issue 36; `--force`, `?forzar=1`).
+   */
+  force?: boolean;
 }
 
 /** A different body under a number already used (400): the clave that holds it and the series' next free number. */
@@ -103,13 +110,14 @@ const KIND_NAMES: Record<string, string> = codeTable({
 });
 
 /** The findings of a body that fails the schema, judged for the account's issuer it names (else a stand-in). */
-async function everyFinding(ctx: ServiceContext, accountId: number, body: unknown, schemaFindings: Finding[]): Promise<Finding[]> {
+async function everyFinding(ctx: ServiceContext, accountId: number, body: unknown, schemaFindings: Finding[], force?: boolean): Promise<Finding[]> {
   const emisor = body !== null && typeof body === 'object' ? (body as { emisor?: unknown }).emisor : undefined;
   const id = typeof emisor === 'string' || typeof emisor === 'number' ? String(emisor).trim() : undefined;
   const row = id ? await findIssuer(ctx, accountId, id) : undefined;
   const issuer: IssuerRecord = row ? { ...placeholderIssuer(body), ...(JSON.parse(row.record_json) as Partial<IssuerRecord>) } : placeholderIssuer(body);
   const r = parseDocument(body, issuer);
-  return r.ok ? schemaFindings : r.findings;
+  if (r.ok) return schemaFindings;
+  return r.doc && !force ? orderFindings([...r.findings, ...rejectedByHacienda(new Date(ctx.now()))(r.doc, r.held)]) : r.findings;
 }
 
 /** Submits a document body (spec "Electronic document") for an issuer of the account. */
@@ -138,7 +146,7 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, sub
   const parsed = parseReportingUnknownKeys(bodySchemaFor(body), body);
   // A body that fails the schema gets every finding in one 400: the schema's, and the rules' and figures' of the
   // parts that parsed, judged for the issuer it names (core/document.ts).
-  if (!parsed.success) throw ServiceError.validation(rateNoted(await everyFinding(ctx, accountId, body, parsed.findings), rated.unavailable));
+  if (!parsed.success) throw ServiceError.validation(rateNoted(await everyFinding(ctx, accountId, body, parsed.findings, opts.force), rated.unavailable));
   const b = parsed.data;
 
   const issuerRow = await findIssuer(ctx, accountId, b.emisor);
@@ -177,6 +185,8 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, sub
       securityCode: securityCodeFrom(ctx.randomBytes),
       signingTime: new Date(now),
       newId: () => ctx.randomBytes(8).toString('hex'),
+      // What Hacienda rejects is refused here, before signing (unless forced).
+      ...(opts.force ? {} : { check: rejectedByHacienda(new Date(now)) }),
     });
     if (!issued.ok) throw ServiceError.validation(rateNoted(issued.findings, rated.unavailable));
     const { doc, totals, xml } = issued;

@@ -62,6 +62,8 @@ export async function registerIssuer(ctx: ServiceContext, accountId: number, bod
     throw alreadyRegistered(issuer.identificacion);
   }
   const creds = checkCertificate(issuer, new Date(ctx.now()));
+  // After the certificate: only who holds the taxpayer's .p12 and PIN learns that another account has the cédula.
+  await refuseHeldElsewhere(ctx, accountId, issuer.identificacion);
   const now = ctx.now();
   try {
     await ctx.store.db
@@ -69,8 +71,10 @@ export async function registerIssuer(ctx: ServiceContext, accountId: number, bod
       .values({ account_id: accountId, identificacion: issuer.identificacion, ...sealed(ctx, accountId, issuer, creds), created_at: now, updated_at: now })
       .execute();
   } catch (e) {
-    if (isUniqueViolation(e)) throw alreadyRegistered(issuer.identificacion);
-    throw e;
+    if (!isUniqueViolation(e)) throw e;
+    // This account's row, or (a concurrent registration) another account's: the unique index of migration 0020.
+    if (await findIssuer(ctx, accountId, issuer.identificacion)) throw alreadyRegistered(issuer.identificacion);
+    throw heldElsewhere(issuer.identificacion);
   }
   ctx.logger.info({ accountId, identificacion: issuer.identificacion }, 'issuer registered');
   return { identificacion: issuer.identificacion, created: true };
@@ -108,6 +112,7 @@ export async function updateIssuer(ctx: ServiceContext, accountId: number, body:
       ctx.logger.info({ accountId, identificacion: issuer.identificacion, ...(released.length > 0 ? { released: released.length } : {}) }, 'issuer updated');
       return { identificacion: issuer.identificacion, created: false, ...(released.length > 0 ? { released } : {}) };
     }
+    await refuseHeldElsewhere(ctx, accountId, issuer.identificacion);
     try {
       await ctx.store.db
         .insertInto('issuers')
@@ -116,7 +121,7 @@ export async function updateIssuer(ctx: ServiceContext, accountId: number, body:
       ctx.logger.info({ accountId, identificacion: issuer.identificacion }, 'issuer registered (update of an unknown issuer)');
       return { identificacion: issuer.identificacion, created: true };
     } catch (e) {
-      // A concurrent registration won: update it instead.
+      // A concurrent registration won: update it instead (another account's: refused above on the next attempt).
       if (!isUniqueViolation(e) || attempt > 0) throw e;
     }
   }
@@ -292,6 +297,27 @@ function alreadyRegistered(identificacion: string): ServiceError {
   return ServiceError.badRequest(`El emisor ${identificacion} ya está registrado; use /api/actualizar/emisor para modificarlo`, [
     { path: 'identificacion', message: 'ya está registrado' },
   ]);
+}
+
+/**
+ * One numbering per cédula per service (issue 36): Hacienda numbers a taxpayer's comprobantes once, whichever account
+ * of this service sends them, so two accounts issuing for one cédula, each numbering from 1, would have the second's
+ * first document rejected -99 (a consecutivo already used, quoting the other's clave). A cédula another account holds
+ * is refused (400; the message names the cédula, never the other account). Sharing the numbering instead would make
+ * one account's series depend on another's documents and let it read their numbers, across the accounts' isolation.
+ * Data from before (two accounts that already hold one cédula) stays as it is: migration 0020's unique index covers
+ * only the rows after them, and this check the rest.
+ */
+async function refuseHeldElsewhere(ctx: ServiceContext, accountId: number, identificacion: string): Promise<void> {
+  const other = await ctx.store.db.selectFrom('issuers').select('id').where('identificacion', '=', identificacion).where('account_id', '<>', accountId).executeTakeFirst();
+  if (other) throw heldElsewhere(identificacion);
+}
+
+function heldElsewhere(identificacion: string): ServiceError {
+  return ServiceError.badRequest(
+    `El emisor ${identificacion} ya está registrado en otra cuenta de este servicio; una identificación numera sus comprobantes en una sola cuenta`,
+    [{ path: 'identificacion', message: 'ya es emisor de otra cuenta de este servicio' }],
+  );
 }
 
 function normalizeId(identificacion: string | number): string {

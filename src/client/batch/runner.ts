@@ -49,6 +49,8 @@ export interface RunnerOptions {
   onResult: (r: BatchResult) => void;
   onProgress?: (s: BatchSummary) => void;
   wait?: { timeoutMs: number; concurrency: number };
+  /** `--force`: sign and send even the rows Hacienda is known to reject (SubmitOptions.force). */
+  force?: boolean;
 }
 
 export class BatchRunner {
@@ -148,7 +150,7 @@ export class BatchRunner {
       await this.o.journal?.append({ row: item.row, key, bodyHash: hash });
       const submissionKey = unnumbered && this.o.journal ? submissionKeyOf(this.o.journal.file, item.row, hash) : undefined;
       await turn?.wait;
-      const { clave, estado, assigned } = await this.first(() => this.o.backend.submit(item.body, submissionKey ? { submissionKey } : {}));
+      const { clave, estado, assigned } = await this.first(() => this.o.backend.submit(item.body, { ...(submissionKey ? { submissionKey } : {}), ...(this.o.force ? { force: true } : {}) }));
       if (assigned !== undefined) base = { ...base, numeroReferencia: assigned };
       result = { ...base, clave, state: 'enviado', ...(estado ? { estado } : {}) };
     } catch (e) {

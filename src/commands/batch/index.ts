@@ -16,6 +16,7 @@ export function defineBatchCommand(program: Command, ctx: Ctx): void {
     .option('--dry-run', 'validate every document (schema, rules, totals, XSD) and send nothing')
     .option('--wait', "also wait for Hacienda's verdict of every sent document (exit 3 if any is rejected)")
     .option('--timeout <seconds>', 'with --wait: how long to wait for each verdict (default 120)')
+    .option('--force', 'sign and send even the rows Hacienda is known to reject (what --dry-run lists with Hacienda\'s code, e.g. -400); without it such a row is invalido and uses no number')
     .addOption(new Option('--situacion <n>', "every document's clave situación: 1 normal, 2 contingencia, 3 sin internet (default: the body's, else contingencia auto, else 1)").choices(['1', '2', '3']))
     .option('--encoding <name>', ENCODING_HELP)
     .option('--delimiter <sep>', 'CSV separator: ",", ";" or tab (default: read from the header line)')

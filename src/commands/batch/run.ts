@@ -28,6 +28,8 @@ export interface BatchFlags {
   json?: boolean;
   /** Every document's clave situación (issue 30); else the body's, else the profile's `contingencia: auto`. */
   situacion?: string;
+  /** Sign and send even the rows Hacienda is known to reject (validate's findings with Hacienda's code; issue 36). */
+  force?: boolean;
 }
 
 
@@ -46,7 +48,9 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
   if (!format) throw new UsageError(`${file}: the batch file must end in .csv, .json or .jsonl`);
   const concurrency = intFlag('--concurrency', opts.concurrency, 8, 1, 256);
   if (!opts.wait && opts.timeout !== undefined) throw new UsageError('--timeout needs --wait');
-  if (opts.dryRun && (opts.resume || opts.wait || opts.restart)) throw new UsageError(`--dry-run sends nothing: it cannot be combined with ${opts.resume ? '--resume' : opts.restart ? '--restart' : '--wait'}`);
+  if (opts.dryRun && (opts.resume || opts.wait || opts.restart || opts.force)) {
+    throw new UsageError(`--dry-run sends nothing: it cannot be combined with ${opts.resume ? '--resume' : opts.restart ? '--restart' : opts.wait ? '--wait' : '--force'}`);
+  }
   if (opts.resume && opts.restart) throw new UsageError('--resume continues the earlier run and --restart starts over: pass one of them');
   const readOpts = { ...(await readOptions(opts, format)), name: file };
   const timeoutMs = intFlag('--timeout', opts.timeout, 120, 1, 86_400) * 1000;
@@ -134,6 +138,7 @@ export async function run(ctx: Ctx, file: string, opts: BatchFlags): Promise<voi
           ...(finished ? { finished } : {}),
           onResult,
           onProgress: progress.update,
+          ...(opts.force ? { force: true } : {}),
           // Waiting is cheap in local mode (one shared query watches every waiting document), and enough documents
           // must wait at once to cover the verdict's latency (the emulator batches XSD runs under load) without
           // holding up submissions. A hosted service is polled per document: fewer at once.

@@ -84,7 +84,9 @@ export function erroresLines(s: Pick<DocumentStatus, 'estado' | 'errores' | 'det
 
 /** DetalleMensaje as Hacienda wrote it, line by line, without blank edges; each line through the sanitiser. */
 export function printDetalle(ctx: Ctx, s: DocumentStatus): void {
-  const d = s.detalleMensaje?.trim();
+  // Production's DetalleMensaje opens with a lone `.` where the sandbox has its sentence (emulator/mensaje.ts, real
+  // production answers of 2026): that line says nothing, and alone it printed a bare `.` under the verdict.
+  const d = s.detalleMensaje?.replace(/^\s*\.[ \t]*(?:\r?\n|$)/, '').trim();
   if (d) writeLine(ctx.io.stdout, safeBlock(d));
 }
 

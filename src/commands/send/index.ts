@@ -15,6 +15,7 @@ export function defineSendCommand(program: Command, ctx: Ctx): void {
     .option('--cc <address...>', "also mail the accepted comprobante to these addresses (added to the body's correosAdicionales)")
     .addOption(new Option('--situacion <n>', "the clave's situación: 1 normal, 2 contingencia (replaces a provisional comprobante), 3 sin internet").choices(['1', '2', '3']))
     .option('--new', 'issue another document even if this body (without numeroReferencia) was sent in the last 24 h; without it, that document is answered ("already sent as CLAVE")')
+    .option('--force', 'sign and send even what Hacienda is known to reject (the findings fecr validate reports with Hacienda\'s code, e.g. -400 an unknown CABYS code); without it such a body is refused before a number is used')
     .option('--encoding <name>', ENCODING_HELP)
     .option('--json', 'print as JSON')
     .option('-q, --quiet', 'print the clave alone (with --wait the verdict is the exit code): CLAVE=$(fecr send doc.json --wait --quiet)')

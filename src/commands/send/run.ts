@@ -26,6 +26,8 @@ export interface SendFlags {
   situacion?: string;
   /** `send`: issue another document on purpose, even for a body sent within 24 h (no idempotency key of the body). */
   new?: boolean;
+  /** Sign and send even what Hacienda is known to reject (validate's findings with Hacienda's code; issue 36). */
+  force?: boolean;
 }
 
 export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void> {
@@ -34,7 +36,7 @@ export async function run(ctx: Ctx, file: string, opts: SendFlags): Promise<void
   const body = completedInput(withCc(await readJson(ctx.io, file, { encoding: encodingFlag(opts.encoding), encodingFlag: true }), opts.cc));
   // A body without numeroReferencia is keyed on its issuer and content (issue 36): sent again, the document it made.
   const key = opts.new ? undefined : sendKeyOf(body, opts.situacion);
-  await submitAndReport(ctx, opts, (b) => b.submit(body, key ? { idempotencyKey: key } : {}));
+  await submitAndReport(ctx, opts, (b) => b.submit(body, { ...(key ? { idempotencyKey: key } : {}), ...(opts.force ? { force: true } : {}) }));
 }
 
 /** The flags of `send` (and of the verbs that send as it does: documents annul, replace, payment) that go together. */

@@ -19,6 +19,7 @@ import { accountMailboxes } from './0017-account-mailboxes.js';
 import { jobsByDocument } from './0018-jobs-by-document.js';
 import { dropJobsDue } from './0019-drop-jobs-due.js';
 import { idempotencyKeys } from './0020-idempotency-keys.js';
+import { issuerOneAccount } from './0021-issuer-one-account.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0018-jobs-by-document': jobsByDocument,
   '0019-drop-jobs-due': dropJobsDue,
   '0020-idempotency-keys': idempotencyKeys,
+  '0021-issuer-one-account': issuerOneAccount,
 };
 
 export const migrationProvider: MigrationProvider = {
