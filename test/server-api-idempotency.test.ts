@@ -15,8 +15,11 @@ import type { ServiceContext } from '../src/service/context.js';
 import { validInvoice } from './helpers/bodies.js';
 import { makeServiceContext, type TestContext } from './helpers/api-context.js';
 import { makeTestIssuer } from './helpers/issuer.js';
+import { createTestP12 } from '../src/core/sign/testcert.js';
 import { ON_POSTGRES } from './helpers/stores.js';
 
+/** Account B's issuer. */
+const OTHER = '3101654321';
 const DAY = 24 * 60 * 60 * 1000;
 let clock = Date.now();
 let t: TestContext;
@@ -50,7 +53,9 @@ beforeAll(async () => {
   const b = (await createAccount(t.ctx, { base: 'empresa-b', password: 'contrasena-b-123' })).account.id;
   const issuer = makeTestIssuer().issuer;
   await registerIssuer(t.ctx, accountA, issuer);
-  await registerIssuer(t.ctx, b, issuer);
+  // Account B is another taxpayer: one cédula numbers in one account of a service (issue 36, item 6).
+  const otherP12 = createTestP12({ id: OTHER, type: '02', pin: issuer.pinCertificado, name: issuer.nombre });
+  await registerIssuer(t.ctx, b, { ...issuer, identificacion: OTHER, certificadoHacienda: otherP12.toString('base64') });
   // The bearer token is the account's name (the token checks are server-api.test.ts's).
   app = buildApiApp(t.ctx, { authenticate: async (h) => (h?.startsWith('Bearer ') ? { base: h.slice(7) } : null), heavyWork: { threads: 0 } });
 });
@@ -128,7 +133,7 @@ describe('POST /api/enviar/items with Idempotency-Key', () => {
 
   it('a key is the account\'s own: another account with the same key and body gets its own document', async () => {
     const a = await post(invoice(201), { 'idempotency-key': 'compartida' });
-    const b = await post(invoice(201), { 'idempotency-key': 'compartida' }, 'empresa-b');
+    const b = await post({ ...invoice(201), emisor: OTHER }, { 'idempotency-key': 'compartida' }, 'empresa-b');
     expect(a.status).toBe(200);
     expect(b.status).toBe(200);
     expect(b.headers['idempotent-replayed']).toBeUndefined();
