@@ -2,31 +2,22 @@
 // again, answers the document it made ("already sent as CLAVE", exit as its state) instead of issuing a second legal
 // invoice; `--new` issues another on purpose. As a user runs it: `node bin/fecr.js` (the built bundle) with its own HOME,
 // in a local profile (the embedded service and emulator) and in a remote profile logged in to a real `fecr serve`.
-import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatCr } from '../src/core/dates.js';
 import { validInvoice } from './helpers/bodies.js';
 import { runCli, tempDir } from './helpers/cli.js';
-import { childEnv } from './helpers/hermetic-env.js';
+import { runBin } from './helpers/bin.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 import { spawnFecr, type Spawned } from './helpers/spawn.js';
 
-const BIN = new URL('../bin/fecr.js', import.meta.url).pathname;
 const PASSWORD = 'clave-de-la-cuenta-2026';
 const root = tempDir('fecr-send-once-');
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** `node bin/fecr.js …` as a child process: its own HOME, none of the developer's FECR_/XDG_ variables. */
-function fecrBin(args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
-}
+const fecrBin = (args: string[], env: Record<string, string>, cwd: string) => runBin(args, { cwd, env });
 
 /** An invoice as `fecr init` writes it, dated now, with numeroReferencia left out (fecr takes the next free number). */
 function venta(detalle: string): Record<string, unknown> {

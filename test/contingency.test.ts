@@ -6,7 +6,6 @@
 // the 2026 XSDs (xmllint); `fecr contingency status` is empty at the end. And the pure rules (core/contingency.ts).
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NOTHING_OWED } from '../src/commands/contingency/status.js';
@@ -16,20 +15,12 @@ import { runCli, tempDir } from './helpers/cli.js';
 import { getJson } from './helpers/e2e.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 import { spawnFecr, type Spawned } from './helpers/spawn.js';
+import { freePort } from './helpers/bin.js';
 
 const dir = tempDir('fecr-contingency-');
 const env = { HOME: dir, FECR_NO_KEYCHAIN: '1' };
 const fecr = (args: string[]) => runCli([...args, '--profile', 'outage'], { env, cwd: dir });
 const XSD = (file: string) => new URL(`../schemas/xsd/2026/v4.4/${file}`, import.meta.url).pathname;
-
-/** A port nothing listens on (taken from the OS, then let go). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 let port: number;
 let served: Spawned<{ url: string }> | undefined;

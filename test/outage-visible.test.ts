@@ -6,9 +6,7 @@
 // `fecr hacienda serve` then starts on that port: doctor's checks hold; `fecr contingency send` takes the FE to
 // aceptado (on main: "0 sent"), POSTed once (the emulator's own count of receptions); nothing is owed after. Every
 // verb is the built bundle (`node bin/fecr.js`, dist/ built by vitest's globalSetup) as a child with its own HOME.
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OWED_LINE } from '../src/commands/status/run.js';
@@ -17,42 +15,16 @@ import { ageText } from '../src/core/contingency.js';
 import { validInvoice } from './helpers/bodies.js';
 import { tempDir } from './helpers/cli.js';
 import { getJson } from './helpers/e2e.js';
-import { childEnv } from './helpers/hermetic-env.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 import { spawnFecr, type Spawned } from './helpers/spawn.js';
+import { freePort, runBin, type BinRun } from './helpers/bin.js';
 
-const BIN = new URL('../bin/fecr.js', import.meta.url).pathname;
 const home = tempDir('fecr-outage-');
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+/** `node bin/fecr.js ARGS` in its own HOME. */
+const fecr = (args: string[]) => runBin(args, { cwd: home, env: { HOME: home, FECR_NO_KEYCHAIN: '1' } });
 
-/** `node bin/fecr.js ARGS` in its own HOME (no developer XDG_* or FECR_* variables), awaited without blocking the loop. */
-function fecr(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: home, env: childEnv({ HOME: home, FECR_NO_KEYCHAIN: '1' }), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** A port nothing listens on (taken from the OS, then let go). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-const lines = (r: Run) => r.stdout.trim().split('\n');
+const lines = (r: BinRun) => r.stdout.trim().split('\n');
 
 let port: number;
 let url: string;

@@ -3,7 +3,6 @@
 // and POST /api/enviar/items before anything is signed or numbered; `--force` (the API's `?forzar=1`) sends it anyway,
 // and the emulator rejects it -400. Warnings stay warnings. The send is the built binary (bin/fecr.js), spawned with
 // its own HOME.
-import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -20,10 +19,9 @@ import { ensureSigningKey } from '../src/service/keys.js';
 import { createTokenVerifier, issueToken } from '../src/service/tokens.js';
 import { fixtureBody, makeServiceContext, type TestContext } from './helpers/api-context.js';
 import { runCli, tempDir } from './helpers/cli.js';
-import { childEnv } from './helpers/hermetic-env.js';
+import { runBin, type BinRun } from './helpers/bin.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 
-const BIN = join(new URL('..', import.meta.url).pathname, 'bin/fecr.js');
 const home = tempDir('fecr-pre-sign-');
 const work = join(home, 'work');
 const env = { HOME: home, FECR_NO_KEYCHAIN: '1', NO_COLOR: '1' };
@@ -38,12 +36,8 @@ function body(codigo?: string): Record<string, any> {
   return b;
 }
 
-function fecr(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: work, env: childEnv(env), maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
+function fecr(args: string[]): Promise<BinRun> {
+  return runBin(args, { cwd: work, env });
 }
 
 /** The consecutivo's number (the clave's last 10 digits of the consecutivo). */

@@ -3,7 +3,6 @@
 // MES` and `fecr recibidos resumen MES` without --issuer print one section per issuer, each a heading naming the
 // cédula and name and then exactly what `--issuer X` prints; `--json` is an array of the `--issuer X --json`
 // objects; `--csv` one table with `emisor` first. No figure is a sum across the two cédulas.
-import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Decimal } from 'decimal.js';
@@ -12,10 +11,9 @@ import { formatCr } from '../src/core/dates.js';
 import { createTestP12 } from '../src/core/sign/testcert.js';
 import { fixtureBody } from './helpers/api-context.js';
 import { tempDir } from './helpers/cli.js';
-import { childEnv } from './helpers/hermetic-env.js';
+import { runBin, type BinRun } from './helpers/bin.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 
-const BIN = join(new URL('..', import.meta.url).pathname, 'bin/fecr.js');
 const home = tempDir('fecr-per-issuer-');
 const work = join(home, 'work');
 const env = { HOME: home, FECR_NO_KEYCHAIN: '1', NO_COLOR: '1' };
@@ -25,12 +23,8 @@ const B = '3101765432';
 const b = { ...a, identificacion: B, nombre: 'OTRA EMPRESA SOCIEDAD ANONIMA', certificadoHacienda: createTestP12({ id: B, type: '02', pin: '4321', name: 'OTRA EMPRESA SOCIEDAD ANONIMA' }).toString('base64'), pinCertificado: '4321' };
 const mes = formatCr(new Date()).slice(0, 7);
 
-function fecr(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: work, env: childEnv(env), maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
+function fecr(args: string[]): Promise<BinRun> {
+  return runBin(args, { cwd: work, env });
 }
 
 async function ok(args: string[]): Promise<string> {

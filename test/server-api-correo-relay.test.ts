@@ -28,6 +28,7 @@ import { changeMailAllowList } from '../src/service/mail-settings.js';
 import { createTokenVerifier, issueToken } from '../src/service/tokens.js';
 import { makeServiceContext, type TestContext } from './helpers/api-context.js';
 import { makeTestIssuer, type TestIssuer } from './helpers/issuer.js';
+import { createTestP12 } from '../src/core/sign/testcert.js';
 import { startTestSmtp, type TestSmtp } from './helpers/smtp.js';
 import { BODIES, FAST_WORKER, withTimeout } from './helpers/worker-docs.js';
 
@@ -42,6 +43,8 @@ const REFUSED = 'Solo se envía correo a los destinatarios del documento o a las
 let emu: RunningEmulator;
 let issuer: TestIssuer;
 let seq = 8100;
+/** Each account's issuer (account id → cédula). */
+const cedulas = new Map<number, string>();
 
 beforeAll(async () => {
   issuer = makeTestIssuer();
@@ -91,7 +94,11 @@ async function makeEnv(smtp: TestSmtp, sender: { fromAddress?: string }): Promis
     logText: () => lines.join('\n'),
     async account(base, issuerAddress = TENANT_ADDRESS) {
       const { account } = await createAccount(ctx, { base, password: 'contrasena-123456' });
-      await registerIssuer(ctx, account.id, { ...issuer.issuer, correoElectronico: issuerAddress });
+      // Each account is a taxpayer of its own: one cédula numbers in one account of a service (issue 36, item 6).
+      const cedula = String(3101700000 + account.id);
+      const p12 = createTestP12({ id: cedula, type: '02', pin: issuer.issuer.pinCertificado, name: issuer.issuer.nombre });
+      await registerIssuer(ctx, account.id, { ...issuer.issuer, identificacion: cedula, certificadoHacienda: p12.toString('base64'), correoElectronico: issuerAddress });
+      cedulas.set(account.id, cedula);
       return { id: account.id, token: (await issueToken(ctx, { base }, { issuer: AUTH_URL })).token };
     },
     async close() {
@@ -138,7 +145,7 @@ async function until<T>(check: () => Promise<T | undefined>, what: string, ms = 
 
 /** A document sent, aceptado, and its automatic mail settled. */
 async function accepted(env: Env, accountId: number, extra: Record<string, unknown> = {}): Promise<{ clave: string; documentId: number }> {
-  const r = await submitDocument(env.ctx, accountId, { ...BODIES.FE(), numeroReferencia: ++seq, ...extra });
+  const r = await submitDocument(env.ctx, accountId, { ...BODIES.FE(), emisor: cedulas.get(accountId), numeroReferencia: ++seq, ...extra });
   env.worker.wake();
   await until(async () => ((await getDocument(env.ctx, accountId, r.clave))?.state === 'aceptado' ? true : undefined), 'aceptado');
   await until(async () => {
