@@ -40,7 +40,8 @@ async function send(body: Record<string, unknown>): Promise<{ clave: string; est
   // No numeroReferencia: local mode takes the series' next free number (as the replacements and notes do).
   writeFileSync(file, JSON.stringify({ ...body, numeroReferencia: undefined }));
   n++;
-  const r = await fecr(['send', file, '--wait', '--json']);
+  // Each call is a sale of its own, even of a body sent before (issue 36: without --new, the document it made).
+  const r = await fecr(['send', file, '--wait', '--json', '--new']);
   const out = JSON.parse(r.stdout) as { clave: string; estado: string };
   return out;
 }

@@ -237,6 +237,6 @@ describe('the client API: the spec\'s required figures, unless ?completar=1', ()
 
   it('the OpenAPI document names the parameter', () => {
     const op = (buildOpenApi().paths as any)['/api/enviar/items'].post;
-    expect(op.parameters).toEqual([expect.objectContaining({ name: 'completar', in: 'query', 'x-fecr-extension': true })]);
+    expect(op.parameters).toContainEqual(expect.objectContaining({ name: 'completar', in: 'query', 'x-fecr-extension': true }));
   });
 });

@@ -196,7 +196,7 @@ describe('a refused document is neither accepted nor counted', () => {
     const post = (url: string, payload: unknown) => app.inject({ method: 'POST', url, headers: { authorization: 'Bearer x', 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
     try {
       const mesAntes = /<FechaEmision>(\d{4}-\d{2})/.exec(signedBy(supplierCreds()).toString())![1];
-      const antes = (await post('/api/recibidos/resumen', { mes: mesAntes })).json();
+      const antes = (await post('/api/recibidos/resumen', { mes: mesAntes, emisor: BUYER.numero })).json();
       const { documentos, invalidos } = (antes.data ?? antes) as { documentos: number; invalidos: number };
       const imp = await post('/api/recibidos', { documentos: [{ xml: signedBy(supplierCreds({ selfSigned: true })).toString('base64'), nombre: 'falsa.xml' }] });
       expect(imp.statusCode).toBe(200);
@@ -207,7 +207,7 @@ describe('a refused document is neither accepted nor counted', () => {
       expect(dec400.statusCode).toBe(400);
       expect(JSON.stringify(dec400.json())).toContain(CHAIN_FINDING_PATH);
       const mes = /<FechaEmision>(\d{4}-\d{2})/.exec(signedBy(supplierCreds()).toString())![1];
-      const res = await post('/api/recibidos/resumen', { mes });
+      const res = await post('/api/recibidos/resumen', { mes, emisor: BUYER.numero });
       expect(res.statusCode).toBe(200);
       expect(res.json().data ?? res.json()).toMatchObject({ documentos, invalidos: invalidos + 1 });
     } finally {

@@ -22,6 +22,7 @@ import { createAccount } from '../src/service/accounts.js';
 import { getDocument, submitDocument } from '../src/service/documents.js';
 import { ServiceThreads } from '../src/service/heavy-work.js';
 import { registerIssuer } from '../src/service/issuers.js';
+import { createTestP12 } from '../src/core/sign/testcert.js';
 import { ensureSigningKey } from '../src/service/keys.js';
 import { closeLookups } from '../src/service/lookups.js';
 import { renderPdf } from '../src/service/pdf.js';
@@ -37,6 +38,10 @@ const AUTH_URL = 'http://auth.fecr.test';
 const BUYER = { tipo: '02', numero: '3101123456', nombre: 'SOFTWARE TICO SOCIEDAD ANONIMA' };
 const BASES = ['pesada', 'liviana', 'control'] as const;
 type Base = (typeof BASES)[number];
+/** Each account's issuer: pesada is the buyer of the suppliers' files (BUYER). */
+const CEDULAS: Record<Base, string> = { pesada: '3101123456', liviana: '3101654321', control: '3101765432' };
+let twin: TestContext;
+let twinAccount: number;
 
 let emu: RunningEmulator;
 let t: TestContext;
@@ -103,11 +108,18 @@ beforeAll(async () => {
   for (const base of BASES) {
     ids[base] = (await createAccount(t.ctx, { base: `empresa-${base}`, password: `contrasena-${base}-123` })).account.id;
     tokens[base] = (await issueToken(t.ctx, { base: `empresa-${base}` }, { issuer: AUTH_URL })).token;
-    await registerIssuer(t.ctx, ids[base], issuer.issuer);
+    // Each account a taxpayer of its own (issue 36: one cédula numbers in one account of a service); pesada is the buyer.
+    const cedula = CEDULAS[base];
+    const p12 = cedula === issuer.issuer.identificacion ? issuer.p12 : createTestP12({ id: cedula, type: '02', pin: issuer.issuer.pinCertificado, name: issuer.issuer.nombre });
+    await registerIssuer(t.ctx, ids[base], { ...issuer.issuer, identificacion: cedula, certificadoHacienda: p12.toString('base64') });
   }
+  // The buyer again, in a store of its own: the same files imported there on the caller's thread.
+  twin = await makeServiceContext({ haciendaUrl: emu.url });
+  twinAccount = (await createAccount(twin.ctx, { base: 'empresa-gemela', password: 'contrasena-gemela-123' })).account.id;
+  await registerIssuer(twin.ctx, twinAccount, issuer.issuer);
   bigPendiente = (await submitDocument(t.ctx, ids.pesada, largeInvoiceBody(1000, 1))).clave;
   bigAceptado = (await submitDocument(t.ctx, ids.pesada, largeInvoiceBody(1000, 2))).clave;
-  smallClave = (await submitDocument(t.ctx, ids.liviana, largeInvoiceBody(2, 1))).clave;
+  smallClave = (await submitDocument(t.ctx, ids.liviana, { ...largeInvoiceBody(2, 1), emisor: CEDULAS.liviana })).clave;
   await t.ctx.store.db.updateTable('documents').set({ state: 'aceptado', decided_at: Date.now() }).where('clave', '=', bigAceptado).execute();
   // The app's threads are the test's, to see where the work was done; otherwise the app as `fecr serve` builds it.
   heavy = new ServiceThreads();
@@ -120,6 +132,7 @@ afterAll(async () => {
   await heavy?.close();
   await closeLookups(t.ctx);
   await t?.close();
+  await twin?.close();
   await emu?.close();
 });
 
@@ -193,7 +206,7 @@ describe('the same answers as on the caller’s thread', () => {
   it('the 8 imports through the API: the results of the same files imported on the caller’s thread (another account)', async () => {
     expect(loaded, 'the load test ran').toBeDefined();
     expect(heavy.stats.filesOnThreads).toBeGreaterThanOrEqual(8);
-    const here = await importRecibidos(t.ctx, ids.control, loaded!.docs.map((d, i) => ({ name: `grande-${i}.xml`, bytes: Buffer.from(d.xml) })));
+    const here = await importRecibidos(twin.ctx, twinAccount, loaded!.docs.map((d, i) => ({ name: `grande-${i}.xml`, bytes: Buffer.from(d.xml) })));
     expect(loaded!.results.map(sameness)).toEqual(here.map(sameness));
     expect(here.every((r) => r.creado && r.estado === 'pendiente')).toBe(true);
   });
