@@ -9,6 +9,7 @@ import { renderTable, type TableOptions } from '../../cli/table.js';
 import { BackendError, type Backend } from '../../client/backend.js';
 import type { DecideOptions, RecibidoDetail, RecibidosApi, RecibidoSummary, SituacionIva } from '../../client/recibidos.js';
 import type { Finding } from '../../core/model.js';
+import { parseDetalleMensaje } from '../../core/xml/detalle-mensaje.js';
 import { withBackend } from '../backend.js';
 import { checkClave, timeoutMs } from '../documents/shared.js';
 
@@ -124,7 +125,12 @@ function detailRows(d: RecibidoDetail): string[][] {
 
 /** Hacienda's DetalleMensaje on one line, cut at 240 characters (all of it: `show --json` and the files). */
 function firstLine(text: string | null): string {
-  const one = (text ?? '').split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length > 1).join(' ');
+  // Hacienda's reasons first (core/xml/detalle-mensaje.ts), not the opening every sandbox answer starts with.
+  const items = parseDetalleMensaje(text ?? '');
+  const first = items.find((i) => !i.aviso) ?? items[0];
+  const one = first
+    ? `${first.codigo ?? ''} ${first.mensaje}`.trim() + (items.length > 1 ? ` (+${items.length - 1} more)` : '')
+    : (text ?? '').split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length > 1).join(' ');
   return one.length > 240 ? `${one.slice(0, 239)}…` : one;
 }
 
