@@ -21,6 +21,7 @@ const ON_BOTH_STORES = [
   'test/hosted-mailbox.test.ts',
   'test/server-api-idempotency.test.ts',
   'test/service-issuer-one-account.test.ts',
+  'test/payment-balance.test.ts',
 ];
 
 export default defineConfig({

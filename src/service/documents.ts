@@ -38,6 +38,7 @@ import { earlierUnderKey, keyRow, rememberKeyFor, type Idempotency, type Idempot
 import { insertKey, type NewKey } from '../store/idempotency.js';
 import { rejectedByHacienda } from './pre-sign-checks.js';
 import { orderFindings } from '../core/input/projection.js';
+import { guardPayment, paymentOf } from './payment-balance.js';
 
 export interface SubmitResult {
   clave: string;
@@ -227,7 +228,11 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, sub
       };
       const refs = referenceRowsOf(accountId, doc, totals);
       const idemRow = idem && ((id: number) => keyRow(accountId, idem, id, doc.clave, now));
-      const documentId = ctx.store.dialect === 'postgres' ? await insertWithSendJobPg(ctx, row, now, refs, idemRow) : await insertWithSendJob(ctx, row, now, refs, idemRow);
+      // A REP: the balance of the sales it pays, checked under their lock in the REP's own transaction (issue 37).
+      const payment = paymentOf(doc, totals, refs);
+      const guard = payment && ((trx: typeof ctx.store.db) => guardPayment(ctx, trx, accountId, payment));
+      const documentId =
+        ctx.store.dialect === 'postgres' ? await insertWithSendJobPg(ctx, row, now, refs, idemRow, guard) : await insertWithSendJob(ctx, row, now, refs, idemRow, guard);
       ctx.logger.info({ accountId, clave: doc.clave, kind: doc.kind }, 'document queued');
       return { clave: doc.clave, created: true, documentId: Number(documentId) };
     } catch (e) {
@@ -271,9 +276,13 @@ export function mailRecipients(receptor: string | undefined, adicionales: readon
   return out;
 }
 
+/** What runs first in a document's transaction, before its INSERT (a REP's balance: payment-balance.ts). */
+type Guard = (trx: ServiceContext['store']['db']) => Promise<void>;
+
 /** The document row and its 'send' job in one transaction (SQLite; the queue is the jobs table). */
-async function insertWithSendJob(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number, refs: ReferenceRow[], key?: (id: number) => NewKey): Promise<number> {
+async function insertWithSendJob(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number, refs: ReferenceRow[], key?: (id: number) => NewKey, guard?: Guard): Promise<number> {
   return ctx.store.db.transaction().execute(async (trx) => {
+    if (guard) await guard(trx);
     const inserted = await trx.insertInto('documents').values(row).returning('id').executeTakeFirstOrThrow();
     await insertReferences(trx, inserted.id, refs);
     if (key) await insertKey(trx, key(inserted.id));
@@ -287,16 +296,17 @@ async function insertWithSendJob(ctx: ServiceContext, row: Insertable<DocumentsT
  * its own transaction: both or neither, as with insertWithSendJob, in one round trip instead of four
  * (BEGIN, INSERT, add_job, COMMIT). A unique violation fails the whole statement (nothing enqueued).
  */
-async function insertWithSendJobPg(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number, refs: ReferenceRow[], key?: (id: number) => NewKey): Promise<number> {
+async function insertWithSendJobPg(ctx: ServiceContext, row: Insertable<DocumentsTable>, now: number, refs: ReferenceRow[], key?: (id: number) => NewKey, guard?: Guard): Promise<number> {
   const insert = async (db: typeof ctx.store.db) =>
     db
       .with('doc', (d) => d.insertInto('documents').values(row).returning('id'))
       .selectFrom('doc')
       .select((eb) => ['doc.id', pgAddNewDocumentSendJob(eb.ref('doc.id'), now).as('job_id')])
       .executeTakeFirstOrThrow();
-  if (refs.length === 0 && !key) return Number((await insert(ctx.store.db)).id);
+  if (refs.length === 0 && !key && !guard) return Number((await insert(ctx.store.db)).id);
   // A document that references others (issue 30), or made under an idempotency key: those rows in the same transaction.
   return ctx.store.db.transaction().execute(async (trx) => {
+    if (guard) await guard(trx);
     const id = Number((await insert(trx)).id);
     await insertReferences(trx, id, refs);
     if (key) await insertKey(trx, key(id));
