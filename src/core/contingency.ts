@@ -27,6 +27,9 @@ export type Situacion = '1' | '2' | '3';
 /** ANEXOS p.67: the clave's situación digit, in words. */
 export const SITUACIONES: Readonly<Record<Situacion, string>> = { '1': 'normal', '2': 'contingencia', '3': 'sin internet' };
 
+/** The situación of a document that replaces a provisional (paper) comprobante (ANEXOS p.67: "Contingencia"). */
+export const SITUACION_CONTINGENCIA: Situacion = '2';
+
 /** Nota 9 code 05 and Nota 10 code 08 (ANEXOS p.72-73, 2026 XSDs). */
 export const CODIGO_SUSTITUYE_PROVISIONAL = '05';
 export const TIPO_DOC_IR_CONTINGENCIA = '08';

@@ -7,7 +7,9 @@
  * setting signs in situación 3 when it does not).
  */
 import { parseIsoDateTime } from '../core/dates.js';
-import { parseProvisional, type Provisional } from '../core/contingency.js';
+import { CODIGO_SUSTITUYE_PROVISIONAL, SITUACION_CONTINGENCIA, TIPO_DOC_IR_CONTINGENCIA, parseProvisional, type Provisional } from '../core/contingency.js';
+import { dec } from '../core/money.js';
+import { parseComprobanteXml } from '../core/xml/parse-comprobante.js';
 import type { Finding } from '../core/model.js';
 import {
   insertProvisional,
@@ -21,7 +23,7 @@ import {
 import type { DocumentState } from '../store/schema.js';
 import type { ServiceContext } from './context.js';
 import { probeIdp, probeReception } from './doctor.js';
-import { findIssuer } from './issuers.js';
+import { findIssuer, isUniqueViolation } from './issuers.js';
 import { ServiceError } from './service-error.js';
 
 /** A provisional comprobante as the client sees it. */
@@ -126,17 +128,56 @@ export async function getProvisional(ctx: ServiceContext, accountId: number, id:
 
 /**
  * Marks a provisional comprobante replaced by the account's document `clave` (sent by the caller with the reference
- * core/contingency.ts replacementBody adds). Refused when it is replaced already by another document that Hacienda
- * has not rejected.
+ * core/contingency.ts replacementBody adds). Only a document that is its replacement (issue 37, point 6): of the
+ * provisional's issuer and kind, signed in situación 2 ("comprobantes electrónicos que sustituyen al comprobante
+ * físico emitido por contingencia", ANEXOS p.67, NOTES §2.2) and referencing it in its InformacionReferencia with
+ * Codigo 05 "Sustituye comprobante provisional por contingencia" and TipoDocIR 08 "Comprobante emitido en contingencia"
+ * whose Numero is the provisional's number (ANEXOS p.56 d) and Notas 9 and 10, p.72-73); one rejected by Hacienda
+ * replaces nothing. A document replaces one provisional only (the unique index of migration 0022). Refused when it is
+ * replaced already by another document that Hacienda has not rejected.
+ *
+ * A different total is a warning (`avisos`, and the log), not a refusal: neither the ANEXOS nor NOTES say that the
+ * replacement's TotalComprobante must be the provisional's (a paper comprobante's figures may have been wrong), as
+ * `fecr contingency replace` warns before sending.
  */
-export async function markReplaced(ctx: ServiceContext, accountId: number, id: number, clave: string): Promise<ProvisionalView> {
+export async function markReplaced(ctx: ServiceContext, accountId: number, id: number, clave: string): Promise<ProvisionalView & { avisos?: string[] }> {
   const p = await getProvisional(ctx, accountId, id);
-  if (!(await documentState(ctx, accountId, clave))) throw ServiceError.notFound(`no document with clave ${clave}`);
+  const doc = await ctx.store.db
+    .selectFrom('documents')
+    .select(['state', 'kind', 'xml', 'emisor_numero', 'total_comprobante', 'moneda'])
+    .where('account_id', '=', accountId)
+    .where('clave', '=', clave)
+    .executeTakeFirst();
+  if (!doc) throw ServiceError.notFound(`no document with clave ${clave}`);
+  const notIt = (why: string) => ServiceError.badRequest(`${clave} does not replace provisional ${id}: ${why}`, [{ path: 'clave', message: why }]);
+  if (doc.kind !== p.kind) throw notIt(`it is a ${doc.kind}, the provisional comprobante a ${p.kind}`);
+  if (doc.emisor_numero !== null && doc.emisor_numero !== p.emisor) throw notIt(`its issuer is ${doc.emisor_numero}, the provisional comprobante's ${p.emisor}`);
+  if (clave.charAt(41) !== SITUACION_CONTINGENCIA) throw notIt(`it is signed in situación ${clave.charAt(41)}, not 2 (contingencia, ANEXOS p.67)`);
+  if (!parseComprobanteXml(doc.xml).informacionReferencia.some((r) => r.codigo === CODIGO_SUSTITUYE_PROVISIONAL && r.tipoDocIR === TIPO_DOC_IR_CONTINGENCIA && r.numero?.trim() === p.numero)) {
+    throw notIt(`it has no InformacionReferencia with Codigo 05, TipoDocIR 08 and Numero ${p.numero}`);
+  }
+  if (doc.state === 'rechazado' || doc.state === 'error') throw notIt(`Hacienda answered ${doc.state}: it replaces nothing`);
   if (p.reemplazo && p.reemplazo.clave !== clave && !replaceable(p)) {
     throw ServiceError.badRequest(`provisional ${id} is replaced already by ${p.reemplazo.clave} (${p.reemplazo.estado})`, [{ path: 'id', message: `replaced by ${p.reemplazo.clave}` }]);
   }
-  await markProvisionalReplaced(ctx.store.db, id, clave, ctx.now());
-  return getProvisional(ctx, accountId, id);
+  const other = await ctx.store.db.selectFrom('contingency_provisionals').select('id').where('account_id', '=', accountId).where('replaced_by', '=', clave).where('id', '!=', id).executeTakeFirst();
+  const once = (otherId: number | string) => notIt(`it replaces provisional ${otherId} already`);
+  if (other) throw once(other.id);
+  try {
+    await markProvisionalReplaced(ctx.store.db, id, clave, ctx.now());
+  } catch (e) {
+    // A concurrent marking of the same document for another provisional won (migration 0022's index).
+    if (!isUniqueViolation(e)) throw e;
+    const won = await ctx.store.db.selectFrom('contingency_provisionals').select('id').where('account_id', '=', accountId).where('replaced_by', '=', clave).executeTakeFirst();
+    throw once(won?.id ?? '?');
+  }
+  const avisos: string[] = [];
+  if (!dec(doc.total_comprobante).eq(dec(p.totalComprobante)) || doc.moneda !== p.codigoMoneda) {
+    avisos.push(`el totalComprobante del documento (${doc.total_comprobante} ${doc.moneda}) no es el del comprobante provisional (${p.totalComprobante} ${p.codigoMoneda})`);
+    ctx.logger.warn({ accountId, provisional: id, clave, total: doc.total_comprobante, provisionalTotal: p.totalComprobante }, 'replacement total differs from the provisional comprobante');
+  }
+  const view = await getProvisional(ctx, accountId, id);
+  return avisos.length ? { ...view, avisos } : view;
 }
 
 /** A provisional comprobante may be replaced (again): never replaced, or its replacement was refused by Hacienda. */

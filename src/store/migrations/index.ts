@@ -20,6 +20,7 @@ import { jobsByDocument } from './0018-jobs-by-document.js';
 import { dropJobsDue } from './0019-drop-jobs-due.js';
 import { idempotencyKeys } from './0020-idempotency-keys.js';
 import { issuerOneAccount } from './0021-issuer-one-account.js';
+import { provisionalReplacedOnce } from './0022-provisional-replaced-once.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0019-drop-jobs-due': dropJobsDue,
   '0020-idempotency-keys': idempotencyKeys,
   '0021-issuer-one-account': issuerOneAccount,
+  '0022-provisional-replaced-once': provisionalReplacedOnce,
 };
 
 export const migrationProvider: MigrationProvider = {
