@@ -22,6 +22,8 @@ import { spawnFecr, type Spawned } from './helpers/spawn.js';
 const N = 200;
 const CONCURRENCY = 8;
 const dir = tempDir('fecr-mail-crash-');
+// Each document's correosAdicionales address counts as one mail of the account's hour (issue 37, point 7): room for 200.
+const MAIL_LIMITS = ['--mail-resends-per-account', '1000'];
 const dataDir = join(dir, 'data');
 const env = { HOME: dir, FECR_DATA_DIR: dataDir, FECR_NO_KEYCHAIN: '1', FECR_WORKER_LEASE_MS: '2000', FECR_WORKER_CONCURRENCY: String(CONCURRENCY) };
 
@@ -29,7 +31,7 @@ let smtp: TestSmtp;
 const children: Spawned<{ baseUrl: string }>[] = [];
 
 async function serve(): Promise<Spawned<{ baseUrl: string }>> {
-  const s = await spawnFecr<{ baseUrl: string }>(['serve', '--data-dir', dataDir, '--emulator-delay', '20', '--smtp-url', smtp.url, '--mail-from', 'Facturas <facturas@fecr.test>'], { env });
+  const s = await spawnFecr<{ baseUrl: string }>(['serve', '--data-dir', dataDir, '--emulator-delay', '20', '--smtp-url', smtp.url, '--mail-from', 'Facturas <facturas@fecr.test>', ...MAIL_LIMITS], { env });
   children.push(s);
   return s;
 }

@@ -331,3 +331,73 @@ describe('an SMTP server without a configured sender', () => {
     expect(smtp.received).toEqual([]);
   });
 });
+
+// Issue 37, point 7: correosAdicionales are counted by the same policy. 20 documents through the hosted API (HTTP,
+// real tokens), each with 10 foreign correosAdicionales: the receptor of each gets its mail; of the 200 foreign
+// addresses at most 5 per document and 60 for the account in the hour are delivered (the defaults), the rest held
+// (a mail fallido with the reason, never sent) and logged; every document aceptado. Where the operator set an
+// allow-list, a correosAdicionales beyond it is a 400 naming correosAdicionales[i] at submission.
+describe('correosAdicionales under the mail policy (issue 37, point 7)', () => {
+  let smtp: TestSmtp;
+  let env: Env;
+  beforeAll(async () => {
+    smtp = await startTestSmtp();
+    env = await makeEnv(smtp, { fromAddress: OPERATOR });
+  }, 60_000);
+  afterAll(async () => {
+    await env?.close();
+    await smtp?.close();
+  });
+
+  const items = async (token: string, body: unknown) => {
+    const res = await request(`${env.baseUrl}/api/enviar/items`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.statusCode, body: JSON.parse(await res.body.text()) as any };
+  };
+
+  it('20 documents × 10 foreign correosAdicionales: 60 delivered (5 per document, 60 an hour), 140 held with the reason; every receptor mailed', async () => {
+    const a = await env.account('adicionales-a');
+    const claves: string[] = [];
+    for (let d = 0; d < 20; d++) {
+      const r = await items(a.token, { ...BODIES.FE(), emisor: cedulas.get(a.id), numeroReferencia: ++seq, correosAdicionales: Array.from({ length: 10 }, (_, j) => `copia${d}.${j}@ajeno${j}.test`) });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      claves.push(r.body.data?.clave ?? r.body.clave);
+    }
+    env.worker.wake();
+    const ids = (await env.ctx.store.db.selectFrom('documents').select(['id', 'state']).where('account_id', '=', a.id).execute()).map((r) => Number(r.id));
+    await until(async () => {
+      const rows = await env.ctx.store.db.selectFrom('documents').select('state').where('account_id', '=', a.id).execute();
+      return rows.every((r) => r.state === 'aceptado') ? true : undefined;
+    }, 'every document aceptado', 60_000);
+    await until(async () => ((await env.ctx.store.db.selectFrom('email_deliveries').select('id').where('account_id', '=', a.id).where('state', '!=', 'fallido').execute()).length === 20 ? true : undefined), 'the 20 mails queued', 30_000);
+    await drained(env);
+    const foreign = smtp.received.flatMap((m) => m.to).filter((to) => /ajeno\d\.test$/.test(to));
+    expect(foreign).toHaveLength(60);
+    expect(smtp.received.filter((m) => m.to.includes(RECEPTOR))).toHaveLength(20);
+    // Per document: at most 5 of its own.
+    for (let d = 0; d < 20; d++) expect(foreign.filter((to) => to.startsWith(`copia${d}.`)).length).toBeLessThanOrEqual(5);
+    const held = await env.ctx.store.db.selectFrom('email_deliveries').selectAll().where('document_id', 'in', ids).where('state', '=', 'fallido').execute();
+    expect(held.flatMap((h) => JSON.parse(h.recipients) as string[])).toHaveLength(140);
+    for (const h of held) expect(h.last_reply).toMatch(/^held: the (document's limit of 5 additional addresses a day|account's limit of 60 mails an hour)/);
+    expect(held.some((h) => h.last_reply!.includes("account's limit of 60"))).toBe(true);
+    expect(await env.ctx.store.db.selectFrom('jobs').select('id').where('email_id', 'in', held.map((h) => h.id)).execute()).toEqual([]);
+    const logged = logsOf(env).filter((l) => l.msg === 'mail recipients held' && l.accountId === a.id);
+    expect(logged.reduce((n, l) => n + l.held, 0)).toBe(140);
+    expect(env.logText()).not.toContain('copia');
+    // The hour's budget is the one /api/enviar/correo counts: spent, a resend waits.
+    const resend = await post(env, a.token, { claveHacienda: claves[0] });
+    expect([resend.status, resend.body.error]).toEqual([429, 'too_many_requests']);
+  }, 120_000);
+
+  it('with an allow-list set by the operator: a correosAdicionales beyond it is a 400 at correosAdicionales[i]; one on it is delivered, not counted', async () => {
+    const b = await env.account('adicionales-b');
+    await changeMailAllowList(env.ctx, 'adicionales-b', { allow: ['auditor@externo.test'] });
+    const refused = await items(b.token, { ...BODIES.FE(), emisor: cedulas.get(b.id), numeroReferencia: ++seq, correosAdicionales: ['auditor@externo.test', 'intruso@ajeno.test', RECEPTOR] });
+    expect(refused).toEqual({ status: 400, body: { error: 'bad_request', message: REFUSED, details: [{ path: 'correosAdicionales[1]', message: 'is neither a recipient of the document nor an address registered for the account' }] } });
+    expect(await env.ctx.store.db.selectFrom('documents').select('id').where('account_id', '=', b.id).execute()).toEqual([]);
+    const doc = await accepted(env, b.id, { correosAdicionales: ['Auditor@Externo.test'] });
+    await drained(env);
+    const mine = smtp.received.filter((m) => m.raw.includes(doc.clave));
+    expect(mine.map((m) => m.to.map((to) => to.toLowerCase()))).toEqual([[RECEPTOR, 'auditor@externo.test']]);
+    expect(await env.ctx.store.db.selectFrom('mail_requests').select('id').where('account_id', '=', b.id).execute()).toEqual([]);
+  }, 60_000);
+});

@@ -6,7 +6,8 @@
  *   records provisional (paper) comprobantes of an outage (service/contingency.ts); 400 with details at their paths.
  * - `POST /api/contingencia/provisional {id}` → one of them with its replacement's state; 404 when the account has none.
  * - `POST /api/contingencia/reemplazo {id, clave}` → marks it replaced by the account's document `clave` (sent with
- *   POST /api/enviar/items, situación 2 and InformacionReferencia 05/08: core/contingency.ts); 400 when replaced already.
+ *   POST /api/enviar/items, situación 2 and InformacionReferencia 05/08: core/contingency.ts); 400 when replaced already,
+ *   or when `clave` is no replacement of it (service/contingency.ts markReplaced); a different total: `avisos`.
  * - `POST /api/contingencia/pendientes {}` → what is still owed: provisional comprobantes not replaced by an accepted
  *   document, documents Hacienda has not received yet (any situación), documents of situación 2 or 3 not accepted.
  */
@@ -59,7 +60,7 @@ const extension = '(fecr extension, not in SERVICE-SPEC)';
 export const CONTINGENCIA_ENDPOINTS = [
   { path: '/api/contingencia/registrar' as const, summary: `Records provisional (paper) comprobantes issued during an outage, with their own numbering ${extension}`, request: 'RegistrarBody', response: 'RegistrarResponse', errors: [400], extension: true },
   { path: '/api/contingencia/provisional' as const, summary: `One provisional comprobante and its replacement's state ${extension}`, request: 'ProvisionalBody', response: 'ProvisionalResponse', errors: [400, 404], extension: true },
-  { path: '/api/contingencia/reemplazo' as const, summary: `Marks a provisional comprobante replaced by a document of the account (situación 2, CodigoReferencia 05, TipoDocIR 08) ${extension}`, request: 'ReemplazoBody', response: 'ProvisionalResponse', errors: [400, 404], extension: true },
+  { path: '/api/contingencia/reemplazo' as const, summary: `Marks a provisional comprobante replaced by a document of the account that replaces it: its kind, situación 2, InformacionReferencia 05/08 with its number; once (a different total: a warning in avisos) ${extension}`, request: 'ReemplazoBody', response: 'ProvisionalResponse', errors: [400, 404], extension: true },
   { path: '/api/contingencia/pendientes' as const, summary: `What is still owed after an outage: provisional comprobantes not replaced, documents not received by Hacienda yet (any situación), documents of situación 2 or 3 not accepted ${extension}`, request: 'PendientesBody', response: 'PendientesResponse', errors: [], extension: true },
 ];
 

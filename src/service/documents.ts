@@ -39,6 +39,7 @@ import { insertKey, type NewKey } from '../store/idempotency.js';
 import { rejectedByHacienda } from './pre-sign-checks.js';
 import { orderFindings } from '../core/input/projection.js';
 import { guardPayment, paymentOf } from './payment-balance.js';
+import { refuseAdditionalNotAllowed } from './delivery/email-additional.js';
 
 export interface SubmitResult {
   clave: string;
@@ -157,6 +158,9 @@ export async function submitDocument(ctx: ServiceContext, accountId: number, sub
     ]);
   }
   const kind = KIND_OF_TIPO_DOC[b.tipoDoc];
+  // correosAdicionales beyond the account's allow-list, where the operator set one (delivery/email-additional.ts).
+  const own = kind === 'FEC' ? b.proveedor?.correoElectronico : b.receptor === '' ? undefined : b.receptor.correoElectronico;
+  await refuseAdditionalNotAllowed(ctx, accountId, own, b.correosAdicionales);
   const issuerSucursal = Number((JSON.parse(issuerRow.record_json) as { sucursal: number }).sucursal);
   const numbering = kind && { kind, sucursal: b.sucursal ?? issuerSucursal, terminal: b.terminal ?? 1, numero: b.numeroReferencia };
   const submissionKey = auto && opts.submissionKey ? opts.submissionKey : null;

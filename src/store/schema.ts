@@ -217,7 +217,7 @@ export interface MailRequestsTable {
   document_id: number;
   /** The mail queued (null: refused). */
   email_id: number | null;
-  outcome: 'queued' | 'refused';
+  outcome: 'queued' | 'refused' | 'adicional';
   created_at: Millis;
 }
 

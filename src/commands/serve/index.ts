@@ -37,8 +37,8 @@ export function defineServeCommand(program: Command, ctx: Ctx): void {
     .option('--smtp-url <url>', 'SMTP server for the mails to the receptors: smtp[s]://user:password@host:port (default FECR_SMTP_URL; none: .eml files in <data dir>/outbox)')
     .option('--mail-from <address>', 'From of those mails, "Name <address>", an address of yours (default FECR_MAIL_FROM; required with an SMTP server; the name defaults to the issuer\'s)')
     .option('--mail-reply-to <address>', 'Reply-To of those mails (default FECR_MAIL_REPLY_TO, else the issuer\'s address)')
-    .option('--mail-resends-per-document <n>', 'mails the client API may queue for one document in 24 h (default FECR_MAIL_RESENDS_PER_DOCUMENT, else 5)')
-    .option('--mail-resends-per-account <n>', 'mail requests of one account to the client API in an hour, sent or refused (default FECR_MAIL_RESENDS_PER_ACCOUNT, else 60)')
+    .option('--mail-resends-per-document <n>', 'mails the client API may queue for one document in 24 h, and foreign correosAdicionales one document may mail (default FECR_MAIL_RESENDS_PER_DOCUMENT, else 5)')
+    .option('--mail-resends-per-account <n>', 'mail requests of one account to the client API in an hour, sent or refused, each foreign correosAdicionales address one (default FECR_MAIL_RESENDS_PER_ACCOUNT, else 60)')
     .option(
       '--recibidos-trust <paths>',
       "CA certificates a supplier's signing certificate may chain to, beside the shipped ones (schemas/trust/): PEM/DER files or folders, separated by ':' (default FECR_RECIBIDOS_TRUST)",

@@ -120,7 +120,7 @@ export function domainsOf(addresses: readonly string[]): string[] {
 const LOCK_CLASS = 0x6d61696c; // "mail"
 
 /** Inside a transaction: waits for the account's other mail requests (PostgreSQL; SQLite has one writer). */
-async function lockAccount(ctx: Pick<ServiceContext, 'store'>, trx: Executor, accountId: number): Promise<void> {
+export async function lockAccount(ctx: Pick<ServiceContext, 'store'>, trx: Executor, accountId: number): Promise<void> {
   if (ctx.store.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int, ${accountId}::int)`.execute(trx);
 }
 

@@ -23,6 +23,7 @@ import { getDocument } from '../documents.js';
 import { parseAddress, MailSettingsError } from '../mail-settings.js';
 import { ServiceError } from '../service-error.js';
 import { isClave } from '../../core/clave.js';
+import { admitRecipients, recordAdditional } from './email-additional.js';
 import { checkLimits, domainsOf, POLICY_MESSAGES, recordRequest, refusedRecipients, requireSender, type MailCaller } from './email-policy.js';
 
 /** A mail as `fecr status`, `fecr documents list` and the API show it (the client API's shape). */
@@ -67,6 +68,8 @@ async function insertMail(
   doc: Pick<DocumentRow, 'id' | 'account_id' | 'clave'>,
   recipients: string[],
   reason: 'aceptado' | 'reenvio',
+  /** Recipients held by the policy (email-additional.ts): a mail fallido with this reason, no job. */
+  heldReason?: string,
 ): Promise<number> {
   const row = await trx
     .insertInto('email_deliveries')
@@ -76,34 +79,44 @@ async function insertMail(
       message_id: newMessageId(doc.clave),
       recipients: JSON.stringify(recipients),
       reason,
-      state: 'pendiente',
+      state: heldReason === undefined ? 'pendiente' : 'fallido',
       attempts: 0,
-      last_reply: null,
+      last_reply: heldReason ?? null,
       created_at: now,
       sent_at: null,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+  if (heldReason !== undefined) return row.id;
   await enqueueJob(trx, { type: 'email', document_id: doc.id, email_id: row.id, run_at: now }, now);
   return row.id;
 }
 
 /**
  * Inside the transaction that stored the verdict aceptado: the document's automatic mail and its job, when the
- * service sends mail (ctx.mail) and the document has recipients. Returns the mail's id, or null.
+ * service sends mail (ctx.mail) and the document has recipients. Its correosAdicionales beyond the comprobante's own
+ * addresses and the allow-list are counted by the client API's limits, and those past them held (email-additional.ts):
+ * a mail of their own, fallido with the reason, never sent. Returns the mail's id, or null.
  */
 export async function queueAcceptedMail(
-  ctx: Pick<ServiceContext, 'mail'>,
+  ctx: Pick<ServiceContext, 'mail' | 'store' | 'logger'>,
   trx: Executor,
   now: number,
   doc: Pick<DocumentRow, 'id' | 'account_id' | 'clave' | 'correos'> & { xml?: string },
 ): Promise<number | null> {
   if (!ctx.mail) return null;
-  // A row stored before `correos` existed: its receptor's address is read from its XML, fetched only then.
-  const xml = doc.correos === null && doc.xml === undefined ? (await trx.selectFrom('documents').select('xml').where('id', '=', doc.id).executeTakeFirst())?.xml : doc.xml;
-  const recipients = recipientsOf({ correos: doc.correos, xml: xml ?? '' });
+  const xml = doc.xml ?? (await trx.selectFrom('documents').select('xml').where('id', '=', doc.id).executeTakeFirst())?.xml ?? '';
+  // A row stored before `correos` existed: its receptor's address is read from its XML.
+  const recipients = recipientsOf({ correos: doc.correos, xml });
   if (recipients.length === 0) return null;
-  return insertMail(trx, now, doc, recipients, 'aceptado');
+  const admitted = await admitRecipients(ctx, trx, now, doc, recipients, xml);
+  if (admitted.held.length > 0) {
+    await insertMail(trx, now, doc, admitted.held.map((h) => h.address), 'aceptado', [...new Set(admitted.held.map((h) => h.reason))].join('; '));
+  }
+  if (admitted.to.length === 0) return null;
+  const id = await insertMail(trx, now, doc, admitted.to, 'aceptado');
+  await recordAdditional(trx, now, doc, admitted.counted, id);
+  return id;
 }
 
 /** A resend: to `to` when given, else to the stored recipients; `caller` (default `account`): see email-policy.ts. */
