@@ -151,7 +151,10 @@ describe('POST /api/enviar/items with Idempotency-Key', () => {
     expect(later.status).toBe(200);
     expect(later.body.clave).not.toBe(first.body.clave);
     expect(later.headers['idempotent-replayed']).toBeUndefined();
-    // The account's keys past their window are gone (the table does not grow with every request ever made).
+    // The account's keys past their window are gone (the table does not grow with every request ever made): swept
+    // once an hour per account (service/idempotency.ts SWEEP_MS), not by a DELETE per submission.
+    clock += 60 * 60 * 1000;
+    expect((await post(invoice(undefined, 'Mañana'), { 'idempotency-key': 'otra-diaria' })).status).toBe(200);
     const old = await t.ctx.store.db.selectFrom('idempotency_keys').select('key').where('account_id', '=', accountA).where('created_at', '<', clock - DAY).execute();
     expect(old).toEqual([]);
   });

@@ -7,10 +7,15 @@
  */
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
-import { dropExpiredKeys, findKey, rememberKey, type NewKey } from '../store/idempotency.js';
+import { dropExpiredKeys, dropKeyIfExpired, findKey, rememberKey, type NewKey } from '../store/idempotency.js';
 
 /** How long a key holds: 24 h, as Stripe's keys. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** How often an account's expired keys are swept (per process): an hour, far below the window. */
+const SWEEP_MS = 60 * 60 * 1000;
+/** When this process last swept each account's expired keys (ctx.now). */
+const sweptAt = new Map<number, number>();
 
 /** What the client API answered for a key, replayed as it was. */
 export interface IdempotentAnswer {
@@ -48,12 +53,17 @@ export async function earlierUnderKey(
   accountId: number,
   idem: Idempotency,
 ): Promise<{ clave: string; documentId: number; answer: IdempotentAnswer | null } | undefined> {
-  const since = ctx.now() - IDEMPOTENCY_WINDOW_MS;
-  const row = await findKey(ctx.store.db, accountId, idem.key, since);
-  if (!row) {
+  const now = ctx.now();
+  const since = now - IDEMPOTENCY_WINDOW_MS;
+  // The account's keys past their window, dropped at most once per SWEEP_MS in this process (so the table stays small
+  // without a DELETE per submission); the key asked for, at once when its window is over (it is free again).
+  if ((sweptAt.get(accountId) ?? -Infinity) <= now - SWEEP_MS) {
+    sweptAt.set(accountId, now);
     await dropExpiredKeys(ctx.store.db, accountId, since);
-    return undefined;
   }
+  const row = await findKey(ctx.store.db, accountId, idem.key);
+  if (row && row.createdAt < since) await dropKeyIfExpired(ctx.store.db, accountId, idem.key, since);
+  if (!row || row.createdAt < since) return undefined;
   if (row.bodyHash !== idem.bodyHash) throw new IdempotencyConflictError(idem.key, row.clave);
   return { clave: row.clave, documentId: row.documentId, answer: row.answer };
 }

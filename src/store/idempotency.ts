@@ -15,15 +15,14 @@ export interface StoredKey {
   createdAt: number;
 }
 
-/** The key's row made at or after `since` (older rows are left out, as if absent), with its document's clave. */
-export async function findKey(db: Kysely<Database>, accountId: number, key: string, since: number): Promise<StoredKey | undefined> {
+/** The key's row (of any age: the caller compares createdAt with its window), with its document's clave. */
+export async function findKey(db: Kysely<Database>, accountId: number, key: string): Promise<StoredKey | undefined> {
   const row = await db
     .selectFrom('idempotency_keys as k')
     .innerJoin('documents as d', 'd.id', 'k.document_id')
     .select(['k.body_hash', 'k.document_id', 'k.answer_status', 'k.answer_json', 'k.created_at', 'd.clave'])
     .where('k.account_id', '=', accountId)
     .where('k.key', '=', key)
-    .where('k.created_at', '>=', since)
     .executeTakeFirst();
   if (!row) return undefined;
   return {
@@ -33,6 +32,11 @@ export async function findKey(db: Kysely<Database>, accountId: number, key: stri
     answer: row.answer_status !== null && row.answer_json !== null ? { status: Number(row.answer_status), body: JSON.parse(row.answer_json) as unknown } : null,
     createdAt: Number(row.created_at),
   };
+}
+
+/** Drops one key of the account when it is older than `since` (its window is over: it may be used again). */
+export async function dropKeyIfExpired(db: Kysely<Database>, accountId: number, key: string, since: number): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('created_at', '<', since).execute();
 }
 
 /** Drops the account's keys older than `since` (their window is over: each may be used again), so the table stays small. */
