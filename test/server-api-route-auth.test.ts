@@ -6,7 +6,11 @@
 // segments itself, unlike a socket) and over a real socket on 127.0.0.1:0, written byte for byte. Then "no body work":
 // a 401 comes back before the body is sent at all, and a flood of unauthenticated 366 KB bodies to
 // /%61pi/enviar/items?completar=1 keeps this thread's event loop under 10 ms busy per second.
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +21,9 @@ import { ensureSigningKey } from '../src/service/keys.js';
 import { closeLookups } from '../src/service/lookups.js';
 import { createTokenVerifier, issueToken } from '../src/service/tokens.js';
 import { fixtureBody, makeServiceContext, type TestContext } from './helpers/api-context.js';
+import { BIN } from './helpers/bin.js';
+import { tempDir } from './helpers/cli.js';
+import { childEnv } from './helpers/hermetic-env.js';
 
 const AUTH_URL = 'http://auth.fecr.test';
 const UNAUTHORIZED = { error: 'unauthorized', message: 'Token inválido o expirado' };
@@ -95,14 +102,15 @@ interface Answer {
 }
 
 /** One request over a socket, the request target written exactly as given; the body may be left unsent. */
-function rawRequest(target: string, opts: { body?: string; contentLength?: number; token?: string } = {}): Promise<Answer> {
+function rawRequest(target: string, opts: { body?: string; contentLength?: number; token?: string; port?: number } = {}): Promise<Answer> {
+  const to = opts.port ?? port;
   return new Promise((resolve, reject) => {
     const body = opts.body ?? MALFORMED;
-    const s = connect(port, '127.0.0.1');
+    const s = connect(to, '127.0.0.1');
     let data = Buffer.alloc(0);
     const head = [
       `POST ${target} HTTP/1.1`,
-      `Host: 127.0.0.1:${port}`,
+      `Host: 127.0.0.1:${to}`,
       'Content-Type: application/json',
       `Content-Length: ${opts.contentLength ?? Buffer.byteLength(body)}`,
       ...(opts.token ? [`Authorization: Bearer ${opts.token}`] : []),
@@ -284,5 +292,36 @@ describe('no body work before the check', () => {
     const perSecond = busyMs / seconds;
     console.log(`flood: event loop busy ${busyMs.toFixed(1)} ms over ${seconds.toFixed(2)} s = ${perSecond.toFixed(2)} ms/s`);
     expect(perSecond, `event loop busy ${busyMs.toFixed(1)} ms over ${seconds.toFixed(2)} s`).toBeLessThan(10);
+  }, 60_000);
+});
+
+describe('`node bin/fecr.js serve` as a user runs it (env local: the embedded emulator answers the indicator API)', () => {
+  it('/%61pi/consultar/tipo-cambio and /ap%69/… without a token: 401, no request to Hacienda; the callback stays public', async () => {
+    const dir = tempDir('fecr-route-auth-serve-');
+    mkdirSync(join(dir, 'home'), { recursive: true });
+    const env = { HOME: join(dir, 'home'), FECR_DATA_DIR: join(dir, 'data'), FECR_NO_KEYCHAIN: '1' };
+    const child = spawn(process.execPath, [BIN, 'serve'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    try {
+      const ready = await new Promise<{ baseUrl: string; haciendaUrl: string }>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).once('line', (l) => resolve(JSON.parse(l)));
+        child.once('exit', (code) => reject(new Error(`fecr serve exited ${code}: ${stderr}`)));
+      });
+      const apiPort = Number(new URL(ready.baseUrl).port);
+      const indicatorCalls = async () => ((await (await fetch(`${ready.haciendaUrl}/_emulator/stats`)).json()) as { public: { indicadores: number } }).public.indicadores;
+      const before = await indicatorCalls();
+      for (const target of ['/%61pi/consultar/tipo-cambio', '/ap%69/consultar/tipo-cambio', `http://127.0.0.1:${apiPort}/%61pi/consultar/tipo-cambio`, '/api/consultar/tipo-cambio']) {
+        const a = await rawRequest(target, { body: '{"fecha":"2026-11-20"}', port: apiPort });
+        expect([target, a.status, a.body]).toEqual([target, 401, UNAUTHORIZED]);
+      }
+      expect(await indicatorCalls()).toBe(before);
+      const cb = await rawRequest('/hacienda/callback', { body: JSON.stringify({ clave: '5'.repeat(50), 'ind-estado': 'aceptado' }), port: apiPort });
+      expect(cb.status).not.toBe(401);
+      expect((await fetch(`${ready.baseUrl}/openapi.json`)).status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(null)));
+    }
   }, 60_000);
 });
