@@ -1,7 +1,8 @@
 /**
  * The client API (SERVICE-SPEC "Client API"): the eight POST endpoints mapped 1:1 onto the service use cases,
  * bearer-token authentication on every one of them, tenancy by the token's `base`, and `GET /openapi.json`.
- * Authentication runs in onRequest, before the body is read, so an unauthenticated request is always a 401.
+ * Authentication runs in onRequest, on the route the router matched (route-auth.ts), before the body is read, so an
+ * unauthenticated request is always a 401, whatever the spelling of its path.
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -25,6 +26,7 @@ import { CabysBody, ExoneracionBody, FileBody, findingsFromZod, IssuerLookupBody
 import { BODY_LIMIT, ERROR_CODES, HttpError, installErrorHandling, MESSAGES, sendError } from './errors.js';
 import { buildOpenApi } from './openapi.js';
 import { run, valid } from './request.js';
+import { isPublicRoute, PUBLIC_ROUTE } from './route-auth.js';
 import { idempotencyKeyOf, IDEMPOTENCY_HEADER, REPLAYED_HEADER } from './idempotency-key.js';
 
 /** Success messages of the client API (the spec leaves their text open). */
@@ -105,8 +107,9 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
     return Number(row.id);
   };
 
+  // On the matched route, not on req.url (route-auth.ts): `/%61pi/…` is the router's `/api/…`.
   app.addHook('onRequest', async (req, reply) => {
-    if (!req.url.startsWith('/api/')) return;
+    if (isPublicRoute(req)) return;
     const auth = await opts.authenticate(req.headers.authorization);
     const id = auth ? await resolveAccount(auth.base) : null;
     if (id === null) return sendError(reply, 401, ERROR_CODES.unauthorized, MESSAGES.unauthorized);
@@ -122,6 +125,7 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   // --- Endpoints ------------------------------------------------------------------------------------
   app.post('/api/enviar/items', async (req, reply) => {
     // fecr extension (issue 36, idempotency-key.ts): the Idempotency-Key header; with it, an unnumbered body is numbered.
+    const id = account(req); // before any work on the body
     const key = idempotencyKeyOf(req.headers[IDEMPOTENCY_HEADER]);
     // fecr extension: `?completar=1` computes the figures the body leaves out (core/input/complete.ts), as the CLI
     // does; without it the spec's required figures stay required (a 400 names the missing ones).
@@ -130,7 +134,7 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
     // fecr extension: `?forzar=1` signs even what Hacienda is known to reject (service/pre-sign-checks.ts).
     const force = asksForce(req.query) ? { force: true } : {};
     const opts = key === undefined ? force : { idempotencyKey: key, idempotentAnswer: answer, assignNumber: true, ...force };
-    const r = await run(() => submitDocument(ctx, account(req), body, opts));
+    const r = await run(() => submitDocument(ctx, id, body, opts));
     if (!r.answer) return answer(r).body;
     void reply.header(REPLAYED_HEADER, 'true').code(r.answer.status);
     return r.answer.body;
@@ -194,7 +198,7 @@ export function buildApiApp(ctx: ServiceContext, opts: ApiAppOptions): FastifyIn
   registerDocumentosEndpoints(app, ctx, account); // /api/documentos/anular|sustituir|pago|referencias (issue 30, additive)
   registerContingenciaEndpoints(app, ctx, account); // /api/contingencia/… (issue 30, additive)
 
-  app.get('/openapi.json', async () => {
+  app.get('/openapi.json', { config: PUBLIC_ROUTE }, async () => {
     const url = typeof opts.publicUrl === 'function' ? opts.publicUrl() : opts.publicUrl;
     return buildOpenApi(url ? { serverUrl: url } : {});
   });

@@ -26,6 +26,7 @@ import type { ServiceContext } from '../service/context.js';
 import { hintCallback, parseCallback, type CallbackOutcome } from '../service/delivery/worker.js';
 import { ERROR_CODES, sendError } from './errors.js';
 import { addressKey } from './rate-limit.js';
+import { PUBLIC_ROUTE } from './route-auth.js';
 
 export const CALLBACK_PATH = '/hacienda/callback';
 /** The largest callback body read (bytes). */
@@ -214,6 +215,7 @@ export function registerHaciendaCallback(app: FastifyInstance, ctx: ServiceConte
     CALLBACK_PATH,
     {
       bodyLimit: CALLBACK_BODY_LIMIT,
+      config: PUBLIC_ROUTE, // no token: Hacienda has no scheme for it (route-auth.ts)
       onRequest: async (req, reply) => {
         const wait = guard.admit(req.ip);
         if (wait > 0) {

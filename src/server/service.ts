@@ -159,7 +159,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       callbacks = registerHaciendaCallback(api, ctx, { wake: () => worker?.wake(), ...(opts.callbackLimits ? { limits: opts.callbackLimits } : {}) });
       api.addHook('onResponse', async (req) => {
         // A submission; or an issuer update, which releases the documents held for its refused Hacienda credentials.
-        const route = req.url.split('?')[0];
+        const route = req.routeOptions.url; // the matched route, whatever the spelling of the path
         if (route === '/api/enviar/items' || route === '/api/actualizar/emisor') worker?.wake();
       });
       await api.listen({ host, port: opts.apiPort ?? 0 });

@@ -17,3 +17,8 @@ export async function storeRate(db: Kysely<Database>, rate: ExchangeRate): Promi
     .onConflict((oc) => oc.columns(['moneda', 'fecha']).doNothing())
     .execute();
 }
+
+/** Drops a day's cached rate (one the service no longer takes: service/exchange-rate.ts PLAUSIBLE_RATES). */
+export async function forgetRate(db: Kysely<Database>, moneda: string, fecha: string): Promise<void> {
+  await db.deleteFrom('exchange_rates').where('moneda', '=', moneda).where('fecha', '=', fecha).execute();
+}

@@ -7,7 +7,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { BadCredentialsError, HaciendaError, IdpClientError } from './errors.js';
-import { HttpClient, NetworkError } from './http.js';
+import { ANSWER_TOO_LARGE, DEADLINE_EXCEEDED, HttpClient, NetworkError } from './http.js';
 
 const DNS_MISSING = new Set(['ENOTFOUND', 'EAI_NONAME', 'EAI_NODATA']);
 const DNS_TEMPORARY = new Set(['EAI_AGAIN', 'EAI_FAIL']);
@@ -61,6 +61,8 @@ export function describeNetworkCode(code: string, url?: string): string {
   if (code.startsWith('ERR_SSL_') || code === 'EPROTO' || code.startsWith('ERR_TLS_')) return `TLS: handshake failed${at} (${code})`;
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return `connection to ${host ?? 'the host'} closed before an answer`;
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return `${host ?? 'the host'} did not answer in time`;
+  if (code === DEADLINE_EXCEEDED) return `${host ?? 'the host'} did not finish its answer in time`;
+  if (code === ANSWER_TOO_LARGE) return `${host ?? 'the host'} sent an answer larger than fecr accepts`;
   return `network error ${code}${at}`;
 }
 
@@ -108,7 +110,7 @@ export async function probe(url: string, opts: { headers?: Record<string, string
   const timeout = opts.timeoutMs ?? 10_000;
   const http = opts.http ?? new HttpClient({ connectTimeoutMs: timeout, headersTimeoutMs: timeout, bodyTimeoutMs: timeout, connections: 1 });
   try {
-    const res = await http.send(url, { method: 'GET', headers: { accept: 'application/json', ...opts.headers } });
+    const res = await http.send(url, { method: 'GET', kind: 'probe', headers: { accept: 'application/json', ...opts.headers } });
     if (res.status >= 500) return { ok: false, status: res.status, cause: `${httpStatusText(res.status)} from ${hostOf(url) ?? url}` };
     return { ok: true, status: res.status };
   } catch (e) {

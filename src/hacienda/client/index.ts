@@ -1,7 +1,7 @@
 /** Hacienda client: environments, IdP tokens, reception API and public queries. */
 export * from './endpoints.js';
 export * from './errors.js';
-export { HttpClient, NetworkError, type HttpClientOptions, type HttpRequest, type HttpResponse } from './http.js';
+export { ANSWER_LIMITS, ANSWER_TOO_LARGE, DEADLINE_EXCEEDED, DEFAULT_DEADLINE_MS, HttpClient, NetworkError, type AnswerKind, type HttpClientOptions, type HttpRequest, type HttpResponse } from './http.js';
 export { DEFAULT_RETRY, backoffDelay, serverWaitMs, type RetryPolicy } from './retry.js';
 export { TokenManager, type HaciendaCredentials, type TokenManagerOptions, type TokenManagerStats, type TokenResponse } from './token-manager.js';
 export { ReceptionClient } from './reception.js';

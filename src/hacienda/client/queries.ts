@@ -238,7 +238,7 @@ export class PublicQueryClient {
     for (let attempt = 1; ; attempt++) {
       let wait: number;
       try {
-        const res = await this.http.send(url, { method: 'GET', headers: { accept: 'application/json' } });
+        const res = await this.http.send(url, { method: 'GET', kind: 'query', headers: { accept: 'application/json' } });
         lastErr = undefined;
         if (res.status === 200 || res.status === 404) return res;
         if (res.status === 400) throw new InvalidQueryError(url, errorDetail(res));

@@ -77,11 +77,12 @@ export class ReceptionClient {
   }
 
   /** Sends with a bearer token; on 401 renews the token once and resends. Throws on 401-again and 403. */
-  private async sendAuthed(url: string, req: HttpRequest): Promise<HttpResponse> {
+  private async sendAuthed(url: string, req: Omit<HttpRequest, 'kind'>): Promise<HttpResponse> {
     let token = await this.tokens.getAccessToken(this.credentials);
     for (let renewed = false; ; renewed = true) {
       const res = await this.http.send(url, {
         ...req,
+        kind: 'reception',
         headers: { ...req.headers, authorization: `bearer ${token}`, accept: 'application/json' },
       });
       if (res.status === 401) {
@@ -94,7 +95,7 @@ export class ReceptionClient {
     }
   }
 
-  private async attempt(url: string, req: HttpRequest): Promise<Outcome> {
+  private async attempt(url: string, req: Omit<HttpRequest, 'kind'>): Promise<Outcome> {
     try {
       return { kind: 'response', res: await this.sendAuthed(url, req) };
     } catch (err) {

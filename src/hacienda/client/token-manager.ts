@@ -244,6 +244,7 @@ export class TokenManager {
       try {
         const res = await this.http.send(url, {
           method: 'POST',
+          kind: 'idp',
           headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
           body: form.toString(),
         });
@@ -280,6 +281,7 @@ export class TokenManager {
     try {
       const res = await this.http.send(this.endpoints.logoutUrl, {
         method: 'POST',
+        kind: 'idp',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ client_id: this.endpoints.clientId, refresh_token: s.refreshToken }).toString(),
       });

@@ -194,7 +194,7 @@ class DeliveryWorker implements Worker, JobEnv {
     this.haciendaRetry = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000, maxServerWaitMs: 10_000, ...opts.haciendaRetry };
     this.indexDelayToleranceMs = opts.indexDelayToleranceMs ?? 30_000;
     this.endpointsFor = opts.endpointsFor ?? (() => ctx.hacienda.endpoints);
-    this.http = new HttpClient({ connectTimeoutMs: 5_000, headersTimeoutMs: 15_000, bodyTimeoutMs: 15_000, connections: 32, ...opts.haciendaHttp });
+    this.http = new HttpClient({ connectTimeoutMs: 5_000, headersTimeoutMs: 15_000, bodyTimeoutMs: 15_000, deadlineMs: 30_000, connections: 32, ...opts.haciendaHttp });
     this.webhooks = new WebhookSender(ctx, {
       retryWindowMs: opts.webhookRetryWindowMs ?? 24 * 3600_000,
       ...(opts.webhookBackoffBaseMs !== undefined ? { backoffBaseMs: opts.webhookBackoffBaseMs } : {}),
