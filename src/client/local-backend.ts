@@ -77,6 +77,11 @@ export interface LocalBackendOptions {
    * mail starts loading at once, on the other core, while this one validates, signs and sends.
    */
   sending?: boolean;
+  /**
+   * The data dir's master key, held in memory only (`fecr test`'s throwaway profile: no key file a killed run would
+   * leave behind, issue 37); FECR_MASTER_KEY, when set, still wins.
+   */
+  masterKey?: Buffer;
 }
 
 /** service/local-run.ts, imported with the use cases' runtime (it brings the store's queries along). */
@@ -120,7 +125,7 @@ async function openWith(ctx: Ctx, profile: LocalProfile, opts: LocalBackendOptio
   try {
     opened = await openService({
       dataDir,
-      env: ctx.io.env,
+      env: opts.masterKey && !ctx.io.env.FECR_MASTER_KEY ? { ...ctx.io.env, FECR_MASTER_KEY: opts.masterKey.toString('base64') } : ctx.io.env,
       environment: profile.env ?? 'local',
       ...(profile.endpoints ? { endpoints: profile.endpoints } : {}),
       startLocalEmulator: false,

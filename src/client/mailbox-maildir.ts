@@ -10,8 +10,14 @@
  * The files are read as `fecr recibidos import` reads a folder's (client/recibidos-files.ts): regular files only, a
  * symlink only to one inside the Maildir, never more than the limit + 1 bytes. Names come from the directory listing
  * (no separator can be in one); those starting with a dot are skipped, as Maildir readers do.
+ *
+ * fecr's own subfolders are its own (issue 37): made 0700, and a `.fecr-set-aside` or `.fecr-imported` (or one of
+ * their tmp/, cur/, reasons/) that is a symlink or not a folder is refused, at open and again before each write, so a
+ * copy of a supplier's mail is never written through a link to elsewhere. The copies and sidecars are created
+ * exclusively without following a symlink (O_EXCL | O_NOFOLLOW), 0600.
  */
-import { mkdir, readdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, readdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setAsideHeaders, withHeaders } from '../service/mailbox/headers.js';
 import type { MailRead, MailRef, MailSource } from '../service/mailbox/watch.js';
@@ -39,8 +45,9 @@ export class MaildirSource implements MailSource {
       const st = await stat(path.join(real, sub)).catch(() => null);
       if (!st?.isDirectory()) throw new Error(`${dir}: not a Maildir (it has no ${sub}/ folder)`);
     }
-    for (const folder of [MAILDIR_IMPORTED, MAILDIR_SET_ASIDE]) for (const sub of ['tmp', 'new', 'cur']) await mkdir(path.join(real, folder, sub), { recursive: true });
-    await mkdir(path.join(real, MAILDIR_SET_ASIDE, 'reasons'), { recursive: true });
+    for (const folder of [MAILDIR_IMPORTED, MAILDIR_SET_ASIDE]) {
+      for (const sub of [...['tmp', 'new', 'cur'], ...(folder === MAILDIR_SET_ASIDE ? ['reasons'] : [])]) await ownFolder(real, folder, sub);
+    }
     return new MaildirSource(real);
   }
 
@@ -70,19 +77,23 @@ export class MaildirSource implements MailSource {
 
   async imported(ref: MailRef): Promise<void> {
     const { full, name } = this.file(ref);
+    await ownFolder(this.dir, MAILDIR_IMPORTED, 'cur');
     await moveOnce(full, path.join(this.dir, MAILDIR_IMPORTED, 'cur', curName(name)));
   }
 
   async setAside(ref: MailRef, raw: Buffer | null, reasons: string[]): Promise<void> {
     const { full, name } = this.file(ref);
     const target = path.join(this.dir, MAILDIR_SET_ASIDE, 'cur', curName(name));
+    await ownFolder(this.dir, MAILDIR_SET_ASIDE, 'cur');
     if (raw === null) {
-      await writeFile(path.join(this.dir, MAILDIR_SET_ASIDE, 'reasons', `${name}.txt`), `${reasons.join('\n')}\n`, { mode: 0o600 });
+      await ownFolder(this.dir, MAILDIR_SET_ASIDE, 'reasons');
+      await writeOwn(path.join(this.dir, MAILDIR_SET_ASIDE, 'reasons', `${name}.txt`), `${reasons.join('\n')}\n`);
       await moveOnce(full, target);
       return;
     }
+    await ownFolder(this.dir, MAILDIR_SET_ASIDE, 'tmp');
     const tmp = path.join(this.dir, MAILDIR_SET_ASIDE, 'tmp', name);
-    await writeFile(tmp, withHeaders(raw, setAsideHeaders(reasons)), { mode: 0o600 });
+    await writeOwn(tmp, withHeaders(raw, setAsideHeaders(reasons)));
     await rename(tmp, target);
     await rm(full, { force: true });
   }
@@ -96,5 +107,38 @@ async function moveOnce(from: string, to: string): Promise<void> {
     await rename(from, to);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+}
+
+/**
+ * DIR/FOLDER/SUB made (0700) if absent; FOLDER and SUB must be folders of their own, not symlinks (a link would send
+ * the copies of suppliers' mails elsewhere). Throws an Error naming the path.
+ */
+async function ownFolder(dir: string, folder: string, sub: string): Promise<void> {
+  for (const p of [path.join(dir, folder), path.join(dir, folder, sub)]) {
+    await mkdir(p, { mode: 0o700 }).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EEXIST') throw e;
+    });
+    const st = await lstat(p);
+    if (st.isSymbolicLink()) throw new Error(`${p}: a symlink where fecr keeps its own folder: refused (remove it; fecr makes the folder)`);
+    if (!st.isDirectory()) throw new Error(`${p}: not a folder: refused (remove it; fecr makes the folder)`);
+  }
+}
+
+const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+/** Created here and only here: never through a symlink, never over a file (O_EXCL). */
+const OWN_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
+
+/**
+ * Writes a file of fecr's subfolder, 0600, exclusively. One left by a pass killed before its rename (or a link put
+ * there) is removed first (rm removes a link, never its target): the next pass writes the same file again.
+ */
+async function writeOwn(file: string, data: string | Buffer): Promise<void> {
+  try {
+    await writeFile(file, data, { mode: 0o600, flag: OWN_FILE });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST' && (e as NodeJS.ErrnoException).code !== 'ELOOP') throw e;
+    await rm(file, { force: true });
+    await writeFile(file, data, { mode: 0o600, flag: OWN_FILE });
   }
 }

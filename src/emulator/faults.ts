@@ -2,8 +2,8 @@
  * Fault injection for tests and chaos runs, set at start and through `/_emulator/faults`.
  * Random decisions use an injectable source (`random`), so runs are reproducible with a seed.
  */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { overText, readUserFileSync } from '../adapters/user-files.js';
 import { findingsFromZod } from '../core/input/findings.js';
 import { strictObject } from '../core/input/unknown-keys.js';
 import type { Finding } from '../core/model.js';
@@ -157,16 +157,24 @@ export class FaultFileError extends Error {
   }
 }
 
-/** Reads and parses a fault file (`shown`: its name in messages, default the path); throws FaultFileError. */
+/**
+ * The most a fault file may hold: `reject` has at most 1 000 rules (the schema above), each at most about 1.4 KB
+ * (a 1 000-character mensaje, a 200-character detalleContains, a clave, pretty-printed): 1.4 MB for the fullest file.
+ * 4 MiB leaves room for escapes and indentation. A bigger one (a link to /dev/zero, a log named by mistake) is
+ * refused before it is read whole (issue 37).
+ */
+export const FAULT_FILE_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Reads and parses a fault file (`shown`: its name in messages, default the path); throws FaultFileError. Read as a
+ * user's file (adapters/user-files.ts): a regular file (a symlink to one), never a FIFO or a device, at most
+ * FAULT_FILE_MAX_BYTES.
+ */
 export function readFaultFile(file: string, shown = file): FaultFile {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? 'error';
-    throw new FaultFileError(shown, [], `${shown}: cannot read the fault file (${code === 'ENOENT' ? 'no such file' : code})`);
-  }
-  return parseFaultFile(text, shown);
+  const got = readUserFileSync(file, { maxBytes: FAULT_FILE_MAX_BYTES });
+  if ('refused' in got) throw new FaultFileError(shown, [], `${shown}: cannot read the fault file (${got.refused})`);
+  if (got.over) throw new FaultFileError(shown, [], `${shown}: cannot read the fault file (${overText(got.size, FAULT_FILE_MAX_BYTES, 'a fault file')})`);
+  return parseFaultFile(got.bytes.toString('utf8'), shown);
 }
 
 /** Parses a fault file's text (JSON); throws FaultFileError with the findings. */

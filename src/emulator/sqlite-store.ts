@@ -1,5 +1,6 @@
 /** Persistent emulator state in one SQLite file (better-sqlite3), same contract as MemoryStore. */
 import Database from 'better-sqlite3';
+import { ownerOnlyDatabase } from '../adapters/owner-only.js';
 import type { EmulatorEnvironment, EmulatorStore, ReceptionRecord } from './store.js';
 
 type Row = { data: string; xml: Buffer; respuesta: Buffer | null };
@@ -9,8 +10,11 @@ export class SqliteStore implements EmulatorStore {
   private readonly stmts;
 
   constructor(file: string) {
+    // Every signed XML it received: its owner's only, as the service's database (issue 37).
+    ownerOnlyDatabase(file);
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
+    ownerOnlyDatabase(file);
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS receptions (

@@ -129,6 +129,7 @@ export class LocalRun {
   /** Env local: starts the embedded emulator and points the service at it (once). */
   startHacienda(): Promise<void> {
     return (this.hacienda ??= (async () => {
+      if (this.closed) throw new Error('the local run is closed: Hacienda is not started again');
       if (this.svc.hacienda.environment !== 'local' || this.opts.externalEmulator) return;
       const { resolveEndpoints } = await import('../hacienda/index.js');
       const f = this.opts.emulatorFaults;
@@ -285,10 +286,16 @@ export class LocalRun {
     return state;
   }
 
-  /** Jobs in flight finish; queued ones stay in the data dir for the next command (or `fecr serve`). */
+  /**
+   * Jobs in flight finish; queued ones stay in the data dir for the next command (or `fecr serve`). Whatever this run
+   * started is stopped, even when it is still starting: a verb that began the emulator's start and then had nothing to
+   * send (`fecr recibidos import` of refused files, issue 37) must not leave its HTTP server open behind the close,
+   * or the process never exits. So the starts are awaited (their failure is the caller's, already said) first.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await Promise.allSettled([this.hacienda, this.workerStarting]);
     await this.worker?.stop();
     await (this.mails ?? this.opts.mailThread)?.close();
     this.watch?.close();

@@ -5,6 +5,7 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { ownerOnlyFile } from '../adapters/owner-only.js';
 import path from 'node:path';
 
 const VERSION = 'v1';
@@ -66,7 +67,11 @@ export async function loadMasterKey(opts: MasterKeyOptions): Promise<{ key: Buff
   }
   // A key file, once written, stays the key of this data dir: never switch sources under sealed data.
   const file = path.join(opts.dataDir, 'master.key');
-  if (existsSync(file)) return { key: Buffer.from(readFileSync(file, 'utf8').trim(), 'base64'), source: 'file' };
+  if (existsSync(file)) {
+    // A key file left 0644 (an older fecr, a copy, a restored backup) is closed to 0600 as it is opened (issue 37).
+    ownerOnlyFile(file);
+    return { key: Buffer.from(readFileSync(file, 'utf8').trim(), 'base64'), source: 'file' };
+  }
   const account = `master-key:${path.resolve(opts.dataDir)}`;
   if (!opts.noKeychain && opts.env.FECR_NO_KEYCHAIN !== '1') {
     try {

@@ -4,7 +4,8 @@
  * `Store` (a Kysely<Database>); on PostgreSQL the job queue is graphile-worker's (its schema is installed here
  * too, so an API-only process can enqueue jobs in its own transactions).
  */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { ownerOnlyDatabase } from '../adapters/owner-only.js';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
@@ -51,11 +52,11 @@ export interface OpenSqliteOptions {
 export async function openSqliteStore(opts: OpenSqliteOptions): Promise<Store> {
   if (opts.file !== ':memory:') {
     mkdirSync(path.dirname(opts.file), { recursive: true, mode: 0o700 });
-    ownerOnly(opts.file);
+    ownerOnlyDatabase(opts.file);
   }
   const sqlite = new SQLite(opts.file);
   sqlite.pragma('journal_mode = WAL');
-  if (opts.file !== ':memory:') ownerOnly(opts.file);
+  if (opts.file !== ':memory:') ownerOnlyDatabase(opts.file);
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
@@ -63,23 +64,6 @@ export async function openSqliteStore(opts: OpenSqliteOptions): Promise<Store> {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, where) }) });
   await migrate(db);
   return { db, dialect: 'sqlite', close: () => db.destroy() };
-}
-
-/**
- * The database files readable by their owner only (0600): the database is created so before SQLite opens it (SQLite
- * gives its -wal and -shm files the database's mode), and a database, -wal or -shm left more open by an older fecr
- * is closed. A file of another user is left as it is (the data dir's check warns about the dir, data-dir.ts).
- */
-function ownerOnly(file: string): void {
-  if (process.platform === 'win32') return;
-  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
-    try {
-      if ((statSync(f).mode & 0o077) !== 0) chmodSync(f, 0o600);
-    } catch {
-      // Absent, or not ours to change.
-    }
-  }
 }
 
 /**

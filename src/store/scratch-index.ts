@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import { removeOnSignal } from '../adapters/temp-cleanup.js';
 
 export interface IndexedFile {
   sha256: string;
@@ -21,9 +22,12 @@ export class ScratchFileIndex {
   private readonly get: SQLite.Statement<[string]>;
   private readonly mark: SQLite.Statement<[string]>;
   private count = 0;
+  /** Removed on SIGINT/SIGTERM too (issue 37): nothing of it outlives the process. */
+  private readonly forget: () => void;
 
   constructor() {
     this.dir = mkdtempSync(path.join(os.tmpdir(), 'fecr-index-'));
+    this.forget = removeOnSignal(this.dir);
     this.db = new SQLite(path.join(this.dir, 'index.db'));
     this.db.pragma('journal_mode = OFF');
     this.db.pragma('synchronous = OFF');
@@ -69,6 +73,7 @@ export class ScratchFileIndex {
       this.db.close();
     } finally {
       rmSync(this.dir, { recursive: true, force: true });
+      this.forget();
     }
   }
 }

@@ -12,18 +12,31 @@ export interface BinRun {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** True when the child outlived `deadlineMs` and was killed (SIGKILL). */
+  timedOut?: boolean;
 }
 
-/** `node bin/fecr.js ARGS` in `cwd` with `env` (HOME among it), stdin closed or given. */
-export function runBin(args: string[], opts: { cwd: string; env: Record<string, string>; stdin?: string }): Promise<BinRun> {
+/**
+ * `node bin/fecr.js ARGS` in `cwd` with `env` (HOME among it), stdin closed or given. `deadlineMs`: a child still
+ * running then is killed and the run says `timedOut` (a verb that never exits fails its test instead of hanging it).
+ */
+export function runBin(args: string[], opts: { cwd: string; env: Record<string, string>; stdin?: string; deadlineMs?: number }): Promise<BinRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: childEnv(opts.env), stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    let timedOut = false;
+    const timer = opts.deadlineMs === undefined ? undefined : setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, opts.deadlineMs);
     child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ...(timedOut ? { timedOut } : {}) });
+    });
     if (opts.stdin !== undefined) child.stdin!.end(opts.stdin);
   });
 }

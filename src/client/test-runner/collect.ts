@@ -8,10 +8,15 @@
  *
  * Everything is read before anything is sent: a file that cannot be read at all, a folder with no body, or an
  * expectation that is not one is a TestInputError with one finding a line, and nothing is sent.
+ *
+ * The files are the user's, read as adapters/user-files.ts reads them (issue 37): a body file and an expectation are
+ * regular files (never a FIFO, a device, a folder: refused without blocking), under a cap each (TEST_BODY_MAX_BYTES,
+ * EXPECT_MAX_BYTES); an expectation that is a symlink must resolve inside its body file's folder, and a folder's
+ * symlinked entries are not walked.
  */
-import { existsSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { overText, readUserFile } from '../../adapters/user-files.js';
 import type { Finding } from '../../core/model.js';
 import type { BatchItem, BatchReadOptions } from '../batch/reader.js';
 import type { CsvRowMap } from '../batch/csv-findings.js';
@@ -47,6 +52,19 @@ export class TestInputError extends Error {
   }
 }
 
+/**
+ * The largest body file `fecr test` takes: it reads every case before sending any and holds them all. A 1 000-line
+ * invoice (the XSD's most lines) is about 0.5 MB as a JSON body, so 64 MiB is over a hundred of the largest documents
+ * in one file, more than a test suite holds, while it bounds what one file costs in memory.
+ */
+export const TEST_BODY_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The largest `NAME.expect.json`: the schema's fullest expectation (100 findings of 500 characters, 200 codes, a
+ * 200-character nombre; expectations.ts) is about 55 KB; 256 KiB leaves room for indentation and escapes.
+ */
+export const EXPECT_MAX_BYTES = 256 * 1024;
+
 const BODY_FILE = /\.(json|jsonl|ndjson|csv)$/i;
 const NOT_A_BODY = /(\.expect\.json|\.results\.jsonl|\.journal)$/i;
 
@@ -61,12 +79,33 @@ export async function bodyFiles(paths: readonly string[], cwd: string): Promise<
     else if (s.isDirectory()) {
       const found = await walk(abs);
       if (found.length === 0) problems.push({ path: p, message: 'holds no body file (.json, .jsonl or .csv)' });
-      out.push(...found);
+      for (const f of found) {
+        const why = await bodyFileRefusal(f);
+        if (why) problems.push({ path: displayName(f, cwd), message: why });
+        else out.push(f);
+      }
     } else if (!BODY_FILE.test(abs) || NOT_A_BODY.test(abs)) problems.push({ path: p, message: 'is not a body file (.json, .jsonl or .csv)' });
-    else out.push(abs);
+    else {
+      const why = await bodyFileRefusal(abs);
+      if (why) problems.push({ path: p, message: why });
+      else out.push(abs);
+    }
   }
   if (problems.length) throw new TestInputError(problems.length === 1 ? `${problems[0]!.path}: ${problems[0]!.message}` : 'cannot read the paths given', problems.length === 1 ? [] : problems);
   return [...new Set(out)];
+}
+
+/**
+ * Why a named body file cannot be read (undefined: it can): the batch readers open it by its path, so it is checked
+ * first as adapters/user-files.ts checks (a regular file, opened non-blocking: a FIFO is refused, never waited on),
+ * and its size against TEST_BODY_MAX_BYTES.
+ */
+async function bodyFileRefusal(abs: string): Promise<string | undefined> {
+  // Reads nothing of it (maxBytes 0 reads at most 1 byte); its size comes from fstat.
+  const got = await readUserFile(abs, { maxBytes: 0 });
+  if ('refused' in got) return got.refused;
+  if (got.size > TEST_BODY_MAX_BYTES) return overText(got.size, TEST_BODY_MAX_BYTES, 'a body file of fecr test');
+  return undefined;
 }
 
 async function walk(dir: string): Promise<string[]> {
@@ -150,13 +189,20 @@ async function startsWithObject(file: string): Promise<boolean> {
 
 async function readExpectFile(abs: string, file: string, problems: Finding[]): Promise<{ expect: Expectation; from: string } | undefined> {
   const expectAbs = expectFileOf(abs);
-  if (!existsSync(expectAbs)) return undefined;
+  // Nothing at the path (lstat: a dangling symlink is something, and refused below): no expectation.
+  if ((await lstat(expectAbs).catch(() => undefined)) === undefined) return undefined;
   const from = expectFileOf(file);
+  const folder = await realpath(path.dirname(abs)).catch(() => path.dirname(abs));
+  const got = await readUserFile(expectAbs, { maxBytes: EXPECT_MAX_BYTES, folder });
+  if ('refused' in got || got.over) {
+    problems.push({ path: from, message: 'refused' in got ? `${got.refused}: not read` : `${overText(got.size, EXPECT_MAX_BYTES, 'an expectation')}; not read` });
+    return undefined;
+  }
   const { parseJsonText, JsonSyntaxError } = await import('../json-text.js');
   const { decodeText, TextEncodingError } = await import('../text-input.js');
   let value: unknown;
   try {
-    value = parseJsonText(decodeText(await readFile(expectAbs), from, { encodingFlag: false }), from);
+    value = parseJsonText(decodeText(got.bytes, from, { encodingFlag: false }), from);
   } catch (e) {
     if (e instanceof JsonSyntaxError || e instanceof TextEncodingError) {
       problems.push({ path: from, message: e instanceof JsonSyntaxError ? `${e.line}:${e.column}: ${e.reason}` : e.reason });

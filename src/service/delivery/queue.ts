@@ -27,6 +27,7 @@ import {
 } from '../../store/jobs.js';
 import { heartbeat, unlockDeadWorkers, unlockOwnOrphans, unregisterWorker } from '../../store/workers.js';
 import { AbortedError, errText } from './job.js';
+import { graphileLog, logRetried } from './queue-log.js';
 
 /** Runs one job, writing under `owner`'s lease. True when the job was settled (completed or rescheduled). */
 export type JobRunner = (job: Job, owner: string) => Promise<boolean>;
@@ -161,7 +162,7 @@ class SqliteQueue extends BaseQueue implements JobQueue {
         } catch (e) {
           if (this.stopping) break;
           failures++;
-          this.log.error({ err: errText(e) }, 'leasing jobs failed');
+          logRetried(this.log, e, 'leasing jobs failed');
           await this.wait(Math.min(5_000, this.o.pollIntervalMs * 2 ** failures));
           continue;
         }
@@ -211,7 +212,7 @@ class SqliteQueue extends BaseQueue implements JobQueue {
         for (const f of waiters) f();
       }
     } catch (e) {
-      this.log.error({ err: errText(e) }, 'idle check failed');
+      logRetried(this.log, e, 'idle check failed');
     }
   }
 
@@ -241,7 +242,7 @@ class SqliteQueue extends BaseQueue implements JobQueue {
     try {
       await renewLeases(this.ctx, this.owner, [...this.inflight.keys()], this.o.leaseMs);
     } catch (e) {
-      if (!this.aborted) this.log.error({ err: errText(e) }, 'renewing leases failed');
+      if (!this.aborted) logRetried(this.log, e, 'renewing leases failed');
     }
   }
 
@@ -303,11 +304,7 @@ class PgQueue extends BaseQueue implements JobQueue {
       pollInterval: this.o.queuePollIntervalMs,
       noHandleSignals: true,
       events: events as never,
-      logger: new Logger(() => (level, message) => {
-        if (level === 'error') log.error({ queue: 'graphile-worker' }, message);
-        else if (level === 'warning') log.warn({ queue: 'graphile-worker' }, message);
-        else log.debug({ queue: 'graphile-worker' }, message);
-      }),
+      logger: new Logger(() => graphileLog(log) as never),
     });
     const every = Math.max(10, Math.floor(this.o.leaseMs / 3));
     this.heartbeatTimer = setInterval(() => void this.beat(), every);
@@ -333,7 +330,7 @@ class PgQueue extends BaseQueue implements JobQueue {
         this.wake();
       }
     } catch (e) {
-      if (!this.aborted && !this.stopping) this.log.error({ err: errText(e) }, 'worker heartbeat failed');
+      if (!this.aborted && !this.stopping) logRetried(this.log, e, 'worker heartbeat failed');
     }
   }
 
@@ -387,7 +384,7 @@ class PgQueue extends BaseQueue implements JobQueue {
       try {
         if (this.inflight.size === 0 && (await pendingJobs(this.ctx)).count === 0 && this.inflight.size === 0) return;
       } catch (e) {
-        this.log.error({ err: errText(e) }, 'idle check failed');
+        logRetried(this.log, e, 'idle check failed');
       }
       await new Promise((r) => setTimeout(r, 25));
     }
