@@ -131,13 +131,15 @@ export async function run(ctx: Ctx, source: string, f: ImportFlags): Promise<voi
     // The clave, emisor and total are the supplier's words: through the sanitiser.
     writeLine(ctx.io.stdout, safeText(`${x.clave} ${x.estado}${x.creado ? '' : ' (already imported)'}: ${x.tipo} from ${x.emisor}, total ${x.totalComprobante}, Hacienda ${x.haciendaEstado ?? 'unknown'}`));
   } else if (results.length > 1) {
-    const nuevos = results.filter((x) => x.creado).length;
-    // id 0: an entry that was not read (not a regular file, …): refused here, neither new nor already imported.
+    // Of the valid files: new, or already imported; a refused one is neither (it was not read, or failed its checks).
+    const nuevos = results.filter((x) => x.estado !== 'invalido' && x.creado).length;
+    const earlier = results.filter((x) => x.estado !== 'invalido' && !x.creado).length;
+    // id 0: an entry that was not read (not a regular file, …).
     const notRead = results.filter((x) => x.id === 0).length;
     const notAtHacienda = results.filter((x) => x.estado !== 'invalido' && x.haciendaEstado !== 'aceptado').length;
     writeLine(
       ctx.io.stdout,
-      `imported ${results.length} files: ${results.length - refused.length} valid, ${refused.length} refused${notRead ? ` (${notRead} not read)` : ''}; ${nuevos} new, ${results.length - nuevos - notRead} already imported${notAtHacienda ? `; ${notAtHacienda} not accepted by Hacienda yet (see the warnings)` : ''}`,
+      `imported ${results.length} files: ${results.length - refused.length} valid, ${refused.length} refused${notRead ? ` (${notRead} not read)` : ''}; ${nuevos} new, ${earlier} already imported${notAtHacienda ? `; ${notAtHacienda} not accepted by Hacienda yet (see the warnings)` : ''}`,
     );
   }
   if (!f.json) {
