@@ -120,6 +120,10 @@ export function checkManifestLine(index: ScratchFileIndex, text: string, n: numb
   }
   const file = line.file;
   const bad = (message: string) => out.problems.push({ file, message });
+  if (line.env !== undefined) {
+    if (typeof line.env !== 'string' || !ENVS.has(line.env)) bad(`the manifest's env ${clip(line.env)} is not local, sandbox or production`);
+    else out.env = line.env;
+  }
   const nameProblem = entryNameProblem(file);
   if (nameProblem) {
     bad(`manifest line ${n}: ${nameProblem}`);
@@ -131,10 +135,6 @@ export function checkManifestLine(index: ScratchFileIndex, text: string, n: numb
     return out;
   }
   if (got.sha256 !== line.sha256 || got.size !== line.size) bad(`sha256 ${got.sha256} (${got.size} bytes) differs from the manifest's ${clip(line.sha256)} (${clip(line.size)} bytes)`);
-  if (line.env !== undefined) {
-    if (typeof line.env !== 'string' || !ENVS.has(line.env)) bad(`the manifest's env ${clip(line.env)} is not local, sandbox or production`);
-    else out.env = line.env;
-  }
   // The place: <side>/<clave>/<the role's file name>.
   const parts = file.split('/');
   if (parts.length !== 3 || parts[0] !== line.side || parts[1] !== line.clave || FILE_OF_ROLE[line.role] !== parts[2]) {
