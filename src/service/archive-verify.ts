@@ -124,6 +124,7 @@ export async function verifyArchive(file: string, opts: VerifyArchiveOptions = {
   let manifestSeen = false;
   let xmlSinceReclaim = 0;
   let stopped: StopArchive | undefined;
+  const stop = (name: string, message: string): StopArchive => (stopped ??= new StopArchive(name, message));
   let signatures = 0;
   let xsdChecked = 0;
   const pending = new Map<SchemaName, { files: { file: string; xml: string }[]; bytes: number }>();
@@ -199,13 +200,13 @@ export async function verifyArchive(file: string, opts: VerifyArchiveOptions = {
       const nameProblem = entryNameProblem(name);
       if (nameProblem) {
         problem({ file: name, message: `refused: ${nameProblem}` });
-        if (size > ARCHIVE_OTHER_MAX_BYTES) throw new StopArchive(name, `${size} bytes (over ${ARCHIVE_OTHER_MAX_BYTES}): the rest of the archive is not read`);
+        if (size > ARCHIVE_OTHER_MAX_BYTES) throw stop(name, `${size} bytes (over ${ARCHIVE_OTHER_MAX_BYTES}): the rest of the archive is not read`);
         await readEntry(stream, false);
         return;
       }
       if (header.type !== 'file') {
         problem({ file: name, message: `not a regular file (${header.type ?? 'unknown'})` });
-        if (size > ARCHIVE_OTHER_MAX_BYTES) throw new StopArchive(name, `${size} bytes (over ${ARCHIVE_OTHER_MAX_BYTES}): the rest of the archive is not read`);
+        if (size > ARCHIVE_OTHER_MAX_BYTES) throw stop(name, `${size} bytes (over ${ARCHIVE_OTHER_MAX_BYTES}): the rest of the archive is not read`);
         await readEntry(stream, false);
         return;
       }
@@ -214,14 +215,22 @@ export async function verifyArchive(file: string, opts: VerifyArchiveOptions = {
         if (manifestSeen) problem({ file: name, message: 'twice in the archive' });
         manifestSeen = true;
         const lines = new LineSplitter(onManifestLine, name);
-        for await (const c of stream as AsyncIterable<Buffer>) lines.push(c);
+        for await (const c of stream as AsyncIterable<Buffer>) {
+          try {
+            lines.push(c);
+          } catch (e) {
+            // Noted before the loop's end destroys the entry (the pipeline then fails with "Premature close").
+            if (e instanceof StopArchive) stopped ??= e;
+            throw e;
+          }
+        }
         lines.end();
         return;
       }
       if (manifestSeen) problem({ file: name, message: 'after the manifest (an archive of fecr ends with it)' });
       const isXml = name.endsWith('.xml');
       const cap = isXml ? ARCHIVE_XML_MAX_BYTES : ARCHIVE_OTHER_MAX_BYTES;
-      if (size > cap) throw new StopArchive(name, `${size} bytes, over the ${cap}-byte cap of ${isXml ? 'an XML document' : 'a file'} in an archive: the rest of the archive is not read`);
+      if (size > cap) throw stop(name, `${size} bytes, over the ${cap}-byte cap of ${isXml ? 'an XML document' : 'a file'} in an archive: the rest of the archive is not read`);
       const e = await readEntry(stream, isXml);
       const facts = e.data ? await checkXml(name, e.data.toString('utf8')) : null;
       if (isXml && (xmlSinceReclaim += e.size) >= RECLAIM_EVERY_BYTES) {
@@ -231,11 +240,7 @@ export async function verifyArchive(file: string, opts: VerifyArchiveOptions = {
       if (!seen.add(name, e.sha256, e.size, facts)) problem({ file: name, message: 'twice in the archive' });
     })().then(
       () => next(),
-      (err: unknown) => {
-        // Stopping the entry's stream makes the pipeline fail with "Premature close": the reason is this error.
-        if (err instanceof StopArchive) stopped ??= err;
-        next(err as Error);
-      },
+      (err: unknown) => next(err as Error),
     );
   });
   let files = 0;
