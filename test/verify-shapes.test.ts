@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatCr } from '../src/core/dates.js';
 import { parseDocument } from '../src/core/document.js';
-import { testCaCertificatePem } from '../src/core/sign/testcert.js';
+import { loadP12 } from '../src/core/sign/p12.js';
+import { createTestP12, testCaCertificatePem } from '../src/core/sign/testcert.js';
 import { verifyXades } from '../src/core/sign/verify.js';
 import type { VerifyReport } from '../src/core/sign/verify-report.js';
 import { buildComprobanteXml } from '../src/core/xml/build.js';
@@ -318,9 +319,18 @@ describe('fecr verify (CLI) on documents signed outside fecr', () => {
 
   it('a MensajeHacienda signed XAdES-BES verifies as what it is', async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, 'mh.xml'), signed.get(CASES[CASES.length - 1]!.name)!);
-    const r = await runCli(['verify', 'mh.xml', '--json', '--no-xsd'], { cwd: dir });
+    // Issue 37.3: a MensajeHacienda must be signed by Hacienda's seal chained to a trust anchor. Signed by a seal-named
+    // certificate under fecr's test root, it verifies with --env local (the local emulator's anchor); signed by the
+    // test issuer (a taxpayer), it does not (signer.party): that is the forgery of issue 37.3.
+    const c = CASES[CASES.length - 1]!;
+    const seal = loadP12(createTestP12({ id: '2100042005', type: '02', pin: 'p', name: 'MINISTERIO DE HACIENDA (SELLO ELECTRONICO) (PRUEBAS FECR)' }), 'p', NOW);
+    writeFileSync(join(dir, 'mh.xml'), xmlsecSign(templateDocument(mensajeHacienda, c.shape, seal), seal));
+    const r = await runCli(['verify', 'mh.xml', '--json', '--no-xsd', '--env', 'local'], { cwd: dir });
     expect(r.code, r.stdout).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, form: 'XAdES-BES', policy: null });
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, form: 'XAdES-BES', policy: null, anchor: { source: 'fecr test root (env local)' } });
+    writeFileSync(join(dir, 'taxpayer.xml'), signed.get(c.name)!);
+    const t = await runCli(['verify', 'taxpayer.xml', '--json', '--no-xsd', '--env', 'local'], { cwd: dir });
+    expect(t.code).toBe(1);
+    expect(JSON.parse(t.stdout).checks.filter((k: { ok: boolean }) => !k.ok).map((k: { name: string }) => k.name)).toEqual(['signer.party']);
   });
 });

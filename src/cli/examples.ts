@@ -34,7 +34,8 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
     ['fecr xml factura.json --issuer issuer.json --out factura.xml --json', 'the same, and print clave and consecutive as JSON'],
   ],
   verify: [
-    ['fecr verify factura.xml', 'signature, digests, certificate, v4.4 policy and XSD'],
+    ['fecr verify factura.xml', 'signature, digests, certificate, v4.4 policy, the signer (the Emisor) and XSD'],
+    ['fecr verify respuesta-hacienda.xml --env local', "a MensajeHacienda of the local emulator (fecr's test root as Hacienda's seal anchor)"],
     ['fecr verify factura.xml --no-xsd --json', 'the signature only, the report as JSON'],
   ],
   certs: [
@@ -307,7 +308,7 @@ export const EXAMPLES: Readonly<Record<string, readonly Example[]>> = {
   ],
   archive: [
     ['fecr archive export --since 2026-11-01 --until 2026-11-30 2026-11.tar.gz', "the month's files, sales and purchases, with their manifest"],
-    ['fecr archive verify 2026-11.tar.gz', 'exit 0 when manifest, files, signatures and XSDs agree'],
+    ['fecr archive verify 2026-11.tar.gz', 'exit 0 when manifest, files, signatures, their signers and XSDs agree'],
   ],
   'archive export': [
     ['fecr archive export --since 2026-01-01 --until 2026-12-31 --no-pdf 2026.tar.gz', 'a year, without the PDFs'],

@@ -1,11 +1,15 @@
 /**
  * The emulator's own key: RSA-2048, generated at start (or loaded from the persistent store), used to sign
- * the IdP's JWTs (RS256) and the MensajeHacienda answers. The certificate is self-signed and says plainly
- * that it belongs to the emulator.
+ * the IdP's JWTs (RS256) and the MensajeHacienda answers. The certificate says plainly that it belongs to the
+ * emulator, and is issued by fecr's test root (core/sign/test-ca.ts), so that `fecr archive verify` and `fecr verify`
+ * can tell the emulator's answer from a forged one: in env local only, where the test root is a trust anchor
+ * (service/recibidos/trust.ts SEAL_TRUST; issue 37.3). A stored certificate of before (self-signed) is issued again
+ * for the same key.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type Forge from 'node-forge';
+import { TEST_ROOT_CERTIFICATE_PEM, TEST_ROOT_PRIVATE_KEY_PEM } from '../core/sign/test-ca.js';
 import type { EmulatorStore } from './store.js';
 
 export interface EmulatorKeys {
@@ -34,13 +38,24 @@ function makeCertificate(privateKeyPem: string, publicKeyPem: string, now: numbe
     { type: '2.5.4.5', value: 'CPJ-2-100-042005' },
   ];
   cert.setSubject(attrs);
-  cert.setIssuer(attrs);
+  cert.setIssuer(forge.pki.certificateFromPem(TEST_ROOT_CERTIFICATE_PEM).subject.attributes);
   cert.setExtensions([
     { name: 'basicConstraints', cA: false },
     { name: 'keyUsage', digitalSignature: true, nonRepudiation: true },
   ]);
-  cert.sign(forge.pki.privateKeyFromPem(privateKeyPem), forge.md.sha256.create());
+  cert.sign(forge.pki.privateKeyFromPem(TEST_ROOT_PRIVATE_KEY_PEM), forge.md.sha256.create());
   return forge.pki.certificateToPem(cert);
+}
+
+/** Whether a stored certificate is issued by the test root (else it is made again, for the same key). */
+function issuedByTestRoot(certificatePem: string): boolean {
+  try {
+    const root = new X509Certificate(TEST_ROOT_CERTIFICATE_PEM);
+    const cert = new X509Certificate(certificatePem);
+    return cert.issuer === root.subject && cert.verify(root.publicKey);
+  } catch {
+    return false;
+  }
 }
 
 /** Loads the key from the store's metadata or creates (and stores) a new one. */
@@ -49,7 +64,12 @@ export function loadOrCreateKeys(store: EmulatorStore, now: number): EmulatorKey
   if (saved) {
     try {
       const k = JSON.parse(saved) as EmulatorKeys;
-      if (k.privateKeyPem && k.publicKeyPem && k.certificatePem && k.kid) return k;
+      if (k.privateKeyPem && k.publicKeyPem && k.certificatePem && k.kid) {
+        if (issuedByTestRoot(k.certificatePem)) return k;
+        const renewed = { ...k, certificatePem: makeCertificate(k.privateKeyPem, k.publicKeyPem, now) };
+        store.setMeta('emulator.keys', JSON.stringify(renewed));
+        return renewed;
+      }
     } catch {
       // fall through and regenerate
     }

@@ -21,7 +21,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { sql } from 'kysely';
 import tar from 'tar-stream';
-import type { ServiceContext } from './context.js';
+import type { HaciendaEnvironment, ServiceContext } from './context.js';
 import { ServiceError } from './service-error.js';
 
 /** Rows read from the store per query. */
@@ -46,6 +46,11 @@ export interface ManifestLine {
   totalImpuesto?: string | null;
   moneda: string | null;
   estado: string;
+  /**
+   * The environment the documents were sent in (issue 37.3): `archive verify` trusts the local emulator's seal (fecr's
+   * test root) for Hacienda's answers only in an archive whose every line says `local`. Absent in archives of before.
+   */
+  env?: HaciendaEnvironment;
 }
 
 export interface ArchiveExportOptions {
@@ -121,7 +126,7 @@ export async function exportArchive(ctx: ServiceContext, accountId: number, out:
   const mtime = new Date(`${opts.until}T00:00:00Z`);
   const add = async (data: Buffer, line: Omit<ManifestLine, 'sha256' | 'size'>): Promise<void> => {
     await new Promise<void>((resolve, reject) => pack.entry({ name: line.file, size: data.length, mtime, mode: 0o644 }, data, (e) => (e ? reject(e) : resolve())));
-    const full: ManifestLine = { ...line, sha256: createHash('sha256').update(data).digest('hex'), size: data.length };
+    const full: ManifestLine = { ...line, env: ctx.hacienda.environment, sha256: createHash('sha256').update(data).digest('hex'), size: data.length };
     if (!manifest.write(JSON.stringify(full) + '\n')) await once(manifest, 'drain');
     result.files++;
     result.bytes += data.length;

@@ -13,13 +13,16 @@ import { removeOnSignal } from '../adapters/temp-cleanup.js';
 export interface IndexedFile {
   sha256: string;
   size: number;
+  /** What the caller noted of the file (JSON text), or null. */
+  facts: string | null;
 }
 
 export class ScratchFileIndex {
   private readonly dir: string;
   private readonly db: SQLite.Database;
-  private readonly insert: SQLite.Statement<[string, string, number]>;
+  private readonly insert: SQLite.Statement<[string, string, number, string | null]>;
   private readonly get: SQLite.Statement<[string]>;
+  private readonly getFacts: SQLite.Statement<[string]>;
   private readonly mark: SQLite.Statement<[string]>;
   private count = 0;
   /** Removed on SIGINT/SIGTERM too (issue 37): nothing of it outlives the process. */
@@ -32,15 +35,16 @@ export class ScratchFileIndex {
     this.db.pragma('journal_mode = OFF');
     this.db.pragma('synchronous = OFF');
     this.db.pragma('cache_size = -8192'); // 8 MiB at most in memory
-    this.db.exec('CREATE TABLE files (name TEXT PRIMARY KEY, sha256 TEXT NOT NULL, size INTEGER NOT NULL, listed INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID');
-    this.insert = this.db.prepare('INSERT OR IGNORE INTO files (name, sha256, size) VALUES (?, ?, ?)');
-    this.get = this.db.prepare('SELECT sha256, size FROM files WHERE name = ?');
+    this.db.exec('CREATE TABLE files (name TEXT PRIMARY KEY, sha256 TEXT NOT NULL, size INTEGER NOT NULL, listed INTEGER NOT NULL DEFAULT 0, facts TEXT) WITHOUT ROWID');
+    this.insert = this.db.prepare('INSERT OR IGNORE INTO files (name, sha256, size, facts) VALUES (?, ?, ?, ?)');
+    this.get = this.db.prepare('SELECT sha256, size, facts FROM files WHERE name = ?');
+    this.getFacts = this.db.prepare('SELECT facts FROM files WHERE name = ?');
     this.mark = this.db.prepare('UPDATE files SET listed = 1 WHERE name = ?');
   }
 
   /** Adds a file; false when that name was already there (the first one is kept). */
-  add(name: string, sha256: string, size: number): boolean {
-    const added = this.insert.run(name, sha256, size).changes === 1;
+  add(name: string, sha256: string, size: number, facts: string | null = null): boolean {
+    const added = this.insert.run(name, sha256, size, facts).changes === 1;
     if (added) this.count++;
     return added;
   }
@@ -50,6 +54,11 @@ export class ScratchFileIndex {
     const row = this.get.get(name) as IndexedFile | undefined;
     if (row) this.mark.run(name);
     return row;
+  }
+
+  /** What was noted of the file of that name (not marking it listed); null when nothing or no such file. */
+  factsOf(name: string): string | null {
+    return (this.getFacts.get(name) as { facts: string | null } | undefined)?.facts ?? null;
   }
 
   /** The names never taken by takeListed, in name order, a page at a time. */

@@ -15,8 +15,11 @@ export function defineArchiveCommands(program: Command, ctx: Ctx): void {
     .option('--json', 'print the counts as JSON')
     .action(async (out: string, opts: ExportFlags) => (await import('./export.js')).run(ctx, out, opts));
   a.command('verify')
-    .description('check an archive: the manifest against the files (present, sha256, nothing extra), every signature and every XSD; exit 1 naming each file that differs')
+    .description(
+      "check an archive: the manifest against the files (present, sha256, every field as the signed XML says, nothing extra), every signature and its signer (the Emisor; a FEC's Receptor; Hacienda's seal chained to a trust anchor, fecr's test root only in an archive of env local), every XSD; exit 1 naming each file that differs",
+    )
     .argument('<archive>', 'the .tar.gz of fecr archive export')
+    .option('--trust <paths>', "more CAs for Hacienda's seal (PEM/DER files or folders, ':'-separated), e.g. the sandbox's")
     .option('--json', 'print the result as JSON')
-    .action(async (file: string, opts: { json?: boolean }) => (await import('./verify.js')).run(ctx, file, opts));
+    .action(async (file: string, opts: { json?: boolean; trust?: string }) => (await import('./verify.js')).run(ctx, file, opts));
 }

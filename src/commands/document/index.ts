@@ -36,9 +36,11 @@ export function defineDocumentCommands(program: Command, ctx: Ctx): void {
     );
   program
     .command('verify')
-    .description('verify a signed comprobante: signature, digests, certificate, v4.4 policy and XSD')
+    .description("verify a signed comprobante or message: signature, digests, certificate, v4.4 policy, the signer (the Emisor; a FEC's Receptor; Hacienda's seal chained to a trust anchor) and XSD")
     .argument('<file>', 'signed XML file, or - for stdin')
     .option('--json', 'print the report as JSON')
     .option('--no-xsd', 'skip the XSD check')
-    .action(async (file: string, opts: { json?: boolean; xsd: boolean }) => (await import('./verify.js')).run(ctx, file, opts));
+    .option('--env <env>', "whose anchors Hacienda's seal must chain to: production (default), sandbox, or local (also fecr's test root: the local emulator's answers)")
+    .option('--trust <paths>', "more CAs for Hacienda's seal (PEM/DER files or folders, ':'-separated), e.g. the sandbox's")
+    .action(async (file: string, opts: { json?: boolean; xsd: boolean; env?: string; trust?: string }) => (await import('./verify.js')).run(ctx, file, opts));
 }

@@ -100,6 +100,8 @@ export interface ChainResult {
   detail: string;
   /** The chain found, signing certificate first, by common name (when ok). */
   path?: string[];
+  /** The trust anchor the chain ends at (when ok): its common name and where it came from (a file, `fecr test root`). */
+  anchor?: { name: string; source: string; fingerprint: string };
 }
 
 const MAX_DEPTH = 8;
@@ -163,7 +165,9 @@ export function verifyChain(leafDer: Uint8Array, extras: readonly Uint8Array[], 
   const found = extend([leaf]);
   if (found) {
     const names = found.map((c) => commonName(c.x509));
-    return { ok: true, detail: `issued by a trusted CA: ${names.join(' → ')}`, path: names };
+    const top = found[found.length - 1]!;
+    const source = store.anchors.find((a) => parsed(a.der).fingerprint === top.fingerprint)?.source ?? '';
+    return { ok: true, detail: `issued by a trusted CA: ${names.join(' → ')}`, path: names, anchor: { name: commonName(top.x509), source, fingerprint: top.fingerprint } };
   }
   const trusted = store.anchors.map((a) => commonName(parsed(a.der).x509)).join(', ') || 'none';
   return { ok: false, detail: `not issued by a trusted CA: ${best?.reason ?? 'no chain'} (trust anchors: ${trusted})` };

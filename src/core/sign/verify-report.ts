@@ -18,6 +18,8 @@ export interface VerifyReport {
   checks: VerifyCheck[];
   /** The signing certificate (from KeyInfo), including the signer's identification. */
   signer?: CertificateInfo;
+  /** With a trust store (VerifyOptions.trust): the anchor the signing certificate chains to, when it does. */
+  anchor?: { name: string; source: string; fingerprint: string };
   /** xades:SigningTime as written in the document. */
   signingTime?: string;
   /**

@@ -209,6 +209,7 @@ function verifyInto(report: VerifyReport, xml: string, parsedDoc: Document | und
       const others = certTexts.filter((t) => t !== certText).map((t) => strictBase64(t) ?? Buffer.alloc(0));
       const chain = verifyChain(certDer, others, trust, st ? [now, st] : [now]);
       check('certificate.chain', chain.ok, chain.detail);
+      if (chain.anchor) report.anchor = chain.anchor;
     }
   }
 

@@ -24,6 +24,9 @@ import type { HaciendaEnvironment, ServiceContext } from '../context.js';
 
 export const RECIBIDOS_TRUST_VAR = 'FECR_RECIBIDOS_TRUST';
 
+/** The source named for fecr's test root in a trust store (and so in what a verifier says of a chain to it). */
+export const TEST_ROOT_SOURCE = 'fecr test root (env local)';
+
 /** The shipped folders of schemas/trust/ each environment trusts. */
 export const SHIPPED_TRUST: Record<HaciendaEnvironment, readonly string[]> = {
   production: ['firma-digital', 'hacienda-production'],
@@ -94,7 +97,27 @@ export function checkTrustSetting(paths: readonly string[], setting = RECIBIDOS_
 /** Every CA trusted in an environment: the shipped ones, the test root in env local, and the operator's. */
 export function loadTrustStore(environment: HaciendaEnvironment, extra: readonly string[] = [], setting = RECIBIDOS_TRUST_VAR): TrustStore {
   const shipped = SHIPPED_TRUST[environment].map((f) => fileURLToPath(packageUrl(`schemas/trust/${f}/`)));
-  const testRoot = environment === 'local' ? certificatesIn(Buffer.from(TEST_ROOT_CERTIFICATE_PEM)).map((der) => ({ der, source: 'fecr test root (env local)' })) : [];
+  const testRoot = environment === 'local' ? certificatesIn(Buffer.from(TEST_ROOT_CERTIFICATE_PEM)).map((der) => ({ der, source: TEST_ROOT_SOURCE })) : [];
+  return buildTrustStore([...readCertificates(shipped, 'schemas/trust', false), ...testRoot, ...operatorCertificates(extra, setting)]).store;
+}
+
+/**
+ * The CAs Hacienda's seal (the MensajeHacienda's signer) must chain to (issue 37.3): its certificate is issued by
+ * CA SINPE - PERSONA JURIDICA v2 (NOTES §6.3), so Firma Digital's root; not CA RAIZ MINISTERIO DE HACIENDA, which
+ * issues every taxpayer's llave criptográfica. The sandbox's seal is under Firma Digital's test CAs (NOTES §3.4; not
+ * shipped: `hacienda-sandbox/` or the operator's). In env local also fecr's test root, which issues the local
+ * emulator's seal (emulator/keys.ts).
+ */
+export const SEAL_TRUST: Record<HaciendaEnvironment, readonly string[]> = {
+  production: ['firma-digital'],
+  sandbox: ['firma-digital', 'hacienda-sandbox'],
+  local: ['firma-digital', 'hacienda-sandbox'],
+};
+
+/** Every CA Hacienda's seal may chain to in an environment, with the operator's (`extra`, checked as FECR_RECIBIDOS_TRUST is). */
+export function loadSealTrustStore(environment: HaciendaEnvironment, extra: readonly string[] = [], setting = '--trust'): TrustStore {
+  const shipped = SEAL_TRUST[environment].map((f) => fileURLToPath(packageUrl(`schemas/trust/${f}/`)));
+  const testRoot = environment === 'local' ? certificatesIn(Buffer.from(TEST_ROOT_CERTIFICATE_PEM)).map((der) => ({ der, source: TEST_ROOT_SOURCE })) : [];
   return buildTrustStore([...readCertificates(shipped, 'schemas/trust', false), ...testRoot, ...operatorCertificates(extra, setting)]).store;
 }
 
