@@ -128,6 +128,24 @@ describe('fecr archive verify: who signed (37.3)', () => {
     expect(v.stderr).toMatch(new RegExp(`  ${rejected.file}: signature does not verify \\(certificate.chain: not issued by a trusted CA: the signing certificate "MINISTERIO DE HACIENDA \\(SELLO ELECTRONICO\\)" is self-signed`));
   });
 
+  it("the sandbox's seal (PRUEBAS), whose CAs fecr does not ship: a warning in an archive of env sandbox, a refusal in another", async () => {
+    const seal = createTestP12({ id: '2100042005', type: '02', pin: PIN, selfSigned: true, name: 'MINISTERIO DE HACIENDA (SELLO ELECTRONICO)(PRUEBAS)' });
+    const answers = [...files.keys()].filter((f) => f.endsWith('.xml') && files.get(f)!.toString('utf8').includes('<MensajeHacienda'));
+    expect(answers.length).toBeGreaterThan(1);
+    const change = Object.fromEntries(answers.map((f) => [f, resign(files.get(f)!.toString('utf8'), seal)]));
+    const sandbox = await forge('sandbox-seal', { change, lines: (ls) => ls.map((l) => ({ ...l, env: 'sandbox' })) });
+    const ok = await verify(sandbox);
+    expect(ok.code, ok.stderr).toBe(0);
+    const warned = ok.stderr.trim().split('\n');
+    expect(warned).toHaveLength(answers.length);
+    for (const l of warned) expect(l).toMatch(/^warning: \S+respuesta[\w-]*\.xml: Hacienda's sandbox seal \(.*\(PRUEBAS\).*\) not chained: the sandbox's CAs are not shipped \(--trust FILE\|DIR adds them\); a sandbox answer has no fiscal validity$/);
+    // The same answers in the archive of env local: not that environment's verdicts.
+    const local = await forge('sandbox-seal-local', { change });
+    const v = await verify(local);
+    expect(v.code).toBe(1);
+    expect(v.stderr).toContain(`: signed by Hacienda's sandbox seal (PRUEBAS), in an archive whose manifest says env local: not a verdict of that environment`);
+  });
+
   it("Hacienda's answer re-signed by a taxpayer's certificate that chains (fecr's test root) → not Hacienda's seal", async () => {
     const mh = sale('respuesta_hacienda');
     const other = createTestP12({ id: '3101999999', type: '02', pin: PIN });
@@ -211,6 +229,15 @@ describe('fecr archive verify: who signed (37.3)', () => {
     const local = await runCli(['verify', 'mh.xml', '--no-xsd', '--env', 'local'], { env: env(), cwd: dir });
     expect(local.code, local.stdout).toBe(0);
     expect(local.stdout).toContain('trust anchor: CA PERSONA JURIDICA - PRUEBAS FECR (fecr test root (env local))');
+    // The sandbox's seal (PRUEBAS), whose CAs fecr does not ship: with --env sandbox a note, not a failure; a
+    // production verifier still refuses it.
+    const seal = createTestP12({ id: '2100042005', type: '02', pin: PIN, selfSigned: true, name: 'MINISTERIO DE HACIENDA (SELLO ELECTRONICO)(PRUEBAS)' });
+    writeFileSync(join(dir, 'mh-pruebas.xml'), resign(files.get(sale('respuesta_hacienda').file)!.toString('utf8'), seal));
+    const sandbox = await runCli(['verify', 'mh-pruebas.xml', '--no-xsd', '--env', 'sandbox'], { env: env(), cwd: dir });
+    expect(sandbox.code, sandbox.stdout).toBe(0);
+    expect(sandbox.stdout).toContain("note  Hacienda's sandbox seal not chained: the sandbox's CAs are not shipped");
+    expect(sandbox.stdout).toContain("ok    signer.party: Hacienda's sandbox seal (PRUEBAS), its chain not judged");
+    expect((await runCli(['verify', 'mh-pruebas.xml', '--no-xsd'], { env: env(), cwd: dir })).code).toBe(1);
   });
 });
 

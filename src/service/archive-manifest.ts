@@ -74,7 +74,7 @@ const ENVS = new Set(['local', 'sandbox', 'production']);
 const VERDICTS = new Set(['aceptado', 'parcial', 'rechazado']);
 
 /** The facts noted of an XML file (JSON in the index). */
-export type NotedFacts = SignedFacts & { testRoot?: boolean };
+export type NotedFacts = SignedFacts & { testRoot?: boolean; sandboxSeal?: boolean };
 
 function factsAt(index: ScratchFileIndex, name: string): NotedFacts | undefined {
   const f = index.factsOf(name);
@@ -181,6 +181,11 @@ export function checkManifestLine(index: ScratchFileIndex, text: string, n: numb
   // Hacienda's answer signed under fecr's test root (the local emulator) is Hacienda's only in an archive of env local.
   if (own?.testRoot && line.env !== 'local') {
     bad(`signed by fecr's local emulator (trust anchor: fecr's test root), in an archive whose manifest says env ${clip(line.env ?? '(none)')}: not Hacienda's answer`);
+  }
+  // The sandbox's seal, not chained (its CAs are not shipped: a warning, archive-verify.ts) is an answer only in an
+  // archive of env sandbox.
+  if (own?.sandboxSeal && line.env !== 'sandbox') {
+    bad(`signed by Hacienda's sandbox seal (PRUEBAS), in an archive whose manifest says env ${clip(line.env ?? '(none)')}: not a verdict of that environment`);
   }
   return out;
 }

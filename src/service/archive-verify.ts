@@ -31,6 +31,7 @@ import type { VerifyReport } from '../core/sign/verify-report.js';
 import { ScratchFileIndex } from '../store/scratch-index.js';
 import { MANIFEST_NAME } from './archive.js';
 import { ARCHIVE_MAX_PROBLEMS, ARCHIVE_OTHER_MAX_BYTES, ARCHIVE_XML_MAX_BYTES, clip, XSD_BATCH_BYTES, XSD_BATCH_FILES } from './archive-limits.js';
+import { SANDBOX_SEAL_CN } from '../core/sign/expected-signer.js';
 import { checkManifestLine, entryNameProblem, LineSplitter, StopArchive, type NotedFacts } from './archive-manifest.js';
 import { tarMetaGuard } from './archive-tar-guard.js';
 import { loadSealTrustStore, TEST_ROOT_SOURCE } from './recibidos/trust.js';
@@ -48,6 +49,8 @@ export interface ArchiveVerifyResult {
   problems: ArchiveProblem[];
   /** Problems beyond ARCHIVE_MAX_PROBLEMS, counted only. */
   moreProblems: number;
+  /** What fecr cannot judge and says so without failing (the sandbox's seal: its CAs are not shipped). */
+  warnings: ArchiveProblem[];
   /** The env every manifest line says (absent in archives of before issue 37). */
   env?: string;
   /** The trust anchors Hacienda's answers chained to, and how many each. */
@@ -117,6 +120,7 @@ export async function verifyArchive(file: string, opts: VerifyArchiveOptions = {
   const sealTrust = loadSealTrustStore('local', opts.trust ?? []);
   const problems: ArchiveProblem[] = [];
   let moreProblems = 0;
+  const warnings: ArchiveProblem[] = [];
   const problem = (p: ArchiveProblem) => (problems.length < ARCHIVE_MAX_PROBLEMS ? problems.push({ file: clip(p.file), message: p.message }) : moreProblems++);
   const seen = new ScratchFileIndex();
   const envs = new Set<string>();
@@ -156,6 +160,15 @@ export async function verifyArchive(file: string, opts: VerifyArchiveOptions = {
     const facts = signedFacts(dom);
     const isSeal = typeof facts !== 'string' && facts.type === 'MensajeHacienda';
     const r = verifyAtSigningTime(dom, xml, now, isSeal ? sealTrust : undefined);
+    // The sandbox's seal, `… (SELLO ELECTRONICO)(PRUEBAS)` (NOTES §3.4), under CA SINPE - PERSONA JURIDICA - PRUEBAS
+    // v2: fecr ships none of the sandbox's CAs (schemas/trust/SOURCES.md), so its chain cannot be judged. Where that is
+    // all that fails, a warning, not a refusal: what fecr does not know warns. Such an answer names itself a test one
+    // (of no fiscal validity), so it cannot pass for a production verdict.
+    if (isSeal && !r.ok && SANDBOX_SEAL_CN.test(r.signer?.subject ?? '') && r.checks.every((c) => c.ok || c.name === 'certificate.chain')) {
+      warnings.push({ file: clip(name), message: `Hacienda's sandbox seal (${clip(r.signer?.subject ?? '', 120)}) not chained: the sandbox's CAs are not shipped (--trust FILE|DIR adds them); a sandbox answer has no fiscal validity` });
+      if (typeof facts === 'string') problem({ file: name, message: facts });
+      return queueXsd(name, xml, typeof facts === 'string' ? facts : { ...facts, sandboxSeal: true });
+    }
     if (!r.ok) {
       const failed = r.checks.filter((c) => !c.ok).map((c) => `${c.name}${c.detail ? `: ${clip(c.detail, 300)}` : ''}`);
       problem({ file: name, message: `signature does not verify (${failed.join('; ') || 'no signature'})` });
@@ -174,6 +187,10 @@ export async function verifyArchive(file: string, opts: VerifyArchiveOptions = {
         anchors.set(r.anchor.fingerprint, a);
       }
     }
+    return queueXsd(name, xml, noted);
+  };
+  /** The file queued for its XSD check; the facts noted for the manifest (JSON), or null. */
+  const queueXsd = async (name: string, xml: string, noted: NotedFacts | string | undefined): Promise<string | null> => {
     const schema = schemaOf(xml);
     if (!schema) problem({ file: name, message: 'not a v4.4 document fecr knows the XSD of' });
     else {
@@ -183,7 +200,7 @@ export async function verifyArchive(file: string, opts: VerifyArchiveOptions = {
       pending.set(schema, group);
       if (group.files.length >= XSD_BATCH_FILES || group.bytes >= XSD_BATCH_BYTES) await flush(schema);
     }
-    return noted ? JSON.stringify(noted) : null;
+    return noted && typeof noted !== 'string' ? JSON.stringify(noted) : null;
   };
 
   const onManifestLine = (text: string, n: number) => {
@@ -270,6 +287,7 @@ export async function verifyArchive(file: string, opts: VerifyArchiveOptions = {
     xsd: xsdChecked,
     problems,
     moreProblems,
+    warnings,
     ...(env && env !== '(none)' ? { env } : {}),
     anchors: [...anchors.values()],
   };

@@ -22,6 +22,7 @@ export async function run(ctx: Ctx, file: string, f: { json?: boolean; trust?: s
     if (e instanceof TrustSettingError) throw new UserError(e.message);
     throw e;
   }
+  if (!f.json) for (const w of r.warnings) writeLine(ctx.io.stderr, `warning: ${safeText(w.file)}: ${safeText(w.message)}`);
   if (f.json) printJson(ctx, r);
   else if (r.ok) {
     writeLine(ctx.io.stdout, `ok: ${r.files} files match the manifest; ${r.signatures} signatures verify; ${r.xsd} documents valid against their XSD; each signed by who must sign it`);

@@ -22,6 +22,8 @@ import type { VerifyCheck, VerifyReport } from './verify-report.js';
 
 /** The seal's common name, production and sandbox (NOTES §6.3, §3.4); fecr's local emulator adds "(EMULADOR FECR)". */
 export const HACIENDA_SEAL_CN = /MINISTERIO DE HACIENDA \(SELLO ELECTRONICO\)/;
+/** The sandbox's seal (NOTES §3.4: `MINISTERIO DE HACIENDA (SELLO ELECTRONICO)(PRUEBAS)`, a real sandbox response). */
+export const SANDBOX_SEAL_CN = /MINISTERIO DE HACIENDA \(SELLO ELECTRONICO\)\s*\(PRUEBAS\)/;
 
 /** What a signed XML says, as the archive's manifest repeats it. */
 export type SignedFacts =
