@@ -161,6 +161,14 @@ describe.skipIf(!PG_AVAILABLE)('PostgreSQL connections cut under load', () => {
     const statuses = Object.fromEntries(http.statuses);
     expect(statuses['500'] ?? 0).toBe(0);
     expect(serve.stderr()).not.toMatch(/unhandled error/);
+    // Nothing was lost: no error-level line with a stack for a cut connection (issue 37, point 10); a warning says it.
+    const errorLines = serve
+      .stderr()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level?: number; msg?: string; err?: { stack?: string } })
+      .filter((l) => (l.level ?? 0) >= 50);
+    expect(errorLines.map((l) => `${l.msg}: ${(l.err?.stack ?? '').split('\n')[0]}`)).toEqual([]);
     expect(cuts.every((c) => c.connections > 0)).toBe(true);
     expect((await pendingJobs(ctx)).count).toBe(0);
     // A delivery whose recording met a cut may arrive twice, as the same message (one webhook-id per clave).

@@ -20,11 +20,20 @@ export function logRetried(log: Logger, e: unknown, what: string): void {
   else log.error({ err: errText(e) }, what);
 }
 
-/** graphile-worker's log lines into ours: its errors about a lost connection as one-line warnings. */
+/**
+ * What queue.ts throws to graphile-worker for a job it did not settle (its lease lost, the worker stopping, a store
+ * fault met by the job): graphile-worker unlocks the job for another run and logs a "Failed task" error with a stack;
+ * nothing is lost, so ours is a one-line warning.
+ */
+export const NOT_SETTLED = 'job not settled; left for another run';
+export const ABORTED = 'worker aborted';
+
+/** graphile-worker's log lines into ours: its errors about a lost connection, or a job left for another run, as one-line warnings. */
 export function graphileLog(log: Logger): (level: string, message: string, meta?: { error?: unknown }) => void {
   return (level, message, meta) => {
     const fields = { queue: 'graphile-worker' };
-    if (level === 'error' && lostConnection(meta?.error, message)) log.warn({ ...fields, retried: true }, message.split('\n')[0]!);
+    const left = message.includes(`'${NOT_SETTLED}'`) || message.includes(`'${ABORTED}'`);
+    if (level === 'error' && (left || lostConnection(meta?.error, message))) log.warn({ ...fields, retried: true }, message.split('\n')[0]!);
     else if (level === 'error') log.error(fields, message);
     else if (level === 'warning') log.warn(fields, message);
     else log.debug(fields, message);

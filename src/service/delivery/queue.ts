@@ -27,7 +27,7 @@ import {
 } from '../../store/jobs.js';
 import { heartbeat, unlockDeadWorkers, unlockOwnOrphans, unregisterWorker } from '../../store/workers.js';
 import { AbortedError, errText } from './job.js';
-import { graphileLog, logRetried } from './queue-log.js';
+import { ABORTED, graphileLog, logRetried, NOT_SETTLED } from './queue-log.js';
 
 /** Runs one job, writing under `owner`'s lease. True when the job was settled (completed or rescheduled). */
 export type JobRunner = (job: Job, owner: string) => Promise<boolean>;
@@ -365,7 +365,7 @@ class PgQueue extends BaseQueue implements JobQueue {
     }
     // Not completed nor rescheduled by us (lease lost, aborted, store failure): graphile-worker must not delete it;
     // failing the job unlocks it (only while we hold it) for another run.
-    if (!settled) throw new Error(this.aborted ? 'worker aborted' : 'job not settled; left for another run');
+    if (!settled) throw new Error(this.aborted ? ABORTED : NOT_SETTLED);
   }
 
   wake(): void {

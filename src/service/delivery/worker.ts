@@ -318,8 +318,12 @@ class DeliveryWorker implements Worker, JobEnv {
         return false;
       }
       this.stats.errors++;
-      if (storeFaultOf(e)) this.lastStoreFault = e as Error;
-      this.log.error({ jobId: job.id, type: job.type, err: errText(e) }, 'job failed unexpectedly');
+      const fault = storeFaultOf(e);
+      if (fault) this.lastStoreFault = e as Error;
+      // A lost database connection loses nothing: the job is rescheduled (or its lease expires) and runs again; a
+      // warning of one line (issue 37, point 10). Anything else is an error.
+      if (fault?.kind === 'unavailable') this.log.warn({ jobId: job.id, type: job.type, err: errText(e), retried: true }, 'job interrupted: database connection lost; retried');
+      else this.log.error({ jobId: job.id, type: job.type, err: errText(e) }, 'job failed unexpectedly');
       try {
         const delay = backoff(job.attempts, 1_000, 300_000, this.random);
         await rescheduleJob(this.ctx.store.db, job, owner, this.ctx.now() + delay, errText(e));
