@@ -12,6 +12,9 @@ import { runCli, tempDir } from './helpers/cli.js';
 import { startWebhookReceiver, waitUntil, type WebhookReceiver } from './helpers/e2e.js';
 import { makeTestIssuer } from './helpers/issuer.js';
 import { spawnFecr, type Spawned } from './helpers/spawn.js';
+import { BIN } from './helpers/bin.js';
+import { childEnv } from './helpers/hermetic-env.js';
+import { spawn } from 'node:child_process';
 
 const dir = tempDir('fecr-listen-');
 const work = join(dir, 'work');
@@ -121,6 +124,34 @@ describe('fecr webhooks listen (local mode)', () => {
     ctrlC();
     expect(await listen.done).toBe(0);
     expect(listen.stderr()).toContain(`webhook URL put back: ${ORIGINAL}`);
+    expect(await webhookUrl()).toBe(ORIGINAL);
+  });
+
+  it('the built bundle (node bin/fecr.js webhooks listen) forwards a verified delivery: not "request is not a function"', { timeout: 120_000 }, async () => {
+    // Issue 38: the sources passed while dist/ forwarded nothing (a lazy import of undici lost its named exports).
+    const child = spawn(process.execPath, [BIN, 'webhooks', 'listen', '--forward-to', receiver.url, '--json'], { cwd: work, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const exited = new Promise<number | null>((r) => child.once('close', r));
+    try {
+      await waitUntil(() => err.includes('Ready: listening on'), { timeoutMs: 30_000, label: 'the bundle\'s listen to be ready', describe: () => err });
+      writeFileSync(join(work, 'fe-bundle.json'), JSON.stringify({ ...fixtureBody('01-fe-servicios-13'), numeroReferencia: 7101 }));
+      const sent = await fecr(['send', 'fe-bundle.json', '--wait', '--json']);
+      expect(sent.code, sent.stderr).toBe(0);
+      const { clave } = JSON.parse(sent.stdout) as { clave: string };
+      await waitUntil(() => receiver.received.some((r) => r.clave === clave), { timeoutMs: 30_000, label: 'the forwarded delivery', describe: () => out + err });
+      const got = receiver.received.find((r) => r.clave === clave)!;
+      expect(got.verified, got.error).toBe(true);
+      await waitUntil(() => out.includes(clave), { timeoutMs: 10_000, label: 'the printed line', describe: () => out + err });
+      expect(JSON.parse(out.trim().split('\n').find((l) => l.includes(clave))!)).toMatchObject({ clave, forward: { url: receiver.url, status: 204 }, answered: 204 });
+      expect(out + err).not.toContain('is not a function');
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
+    expect(err).toContain(`webhook URL put back: ${ORIGINAL}`);
     expect(await webhookUrl()).toBe(ORIGINAL);
   });
 

@@ -15,6 +15,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+// A static import: this verb's file is itself loaded lazily. A lazy `import('undici')` is, in the bundle, a chunk that
+// exports only `default` (undici is CommonJS), and `{ request }` of it was undefined (issue 38; test/bundle-lazy-imports).
+import { request } from 'undici';
 import type { Ctx } from '../../cli/context.js';
 import { UsageError, UserError } from '../../cli/errors.js';
 import { writeLine } from '../../cli/io.js';
@@ -110,7 +113,6 @@ export async function listen(ctx: Ctx, f: ListenFlags): Promise<void> {
   const host = f.host ?? '127.0.0.1';
   if (f.publicUrl !== undefined) checkUrl('--public-url', f.publicUrl);
 
-  const { request } = await import('undici');
   const { BackendError } = await import('../../client/backend.js');
   let backend: Backend | undefined;
   let server: Server | undefined;
