@@ -3,8 +3,8 @@
  * the document it made, kept for a window (24 h, service/documents.ts). The row is inserted in the transaction that
  * stores the document, so its primary key (account, key) decides between two concurrent submissions under one key.
  */
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from './schema.js';
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { Database, IdempotencyKeysTable } from './schema.js';
 
 export interface StoredKey {
   bodyHash: string;
@@ -44,15 +44,8 @@ export async function dropExpiredKeys(db: Kysely<Database>, accountId: number, s
   await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('created_at', '<', since).execute();
 }
 
-export interface NewKey {
-  account_id: number;
-  key: string;
-  body_hash: string;
-  document_id: number;
-  answer_status: number | null;
-  answer_json: string | null;
-  created_at: number;
-}
+/** A key's row as inserted: the table's own columns (store/schema.ts IdempotencyKeysTable). */
+export type NewKey = Insertable<IdempotencyKeysTable>;
 
 /** Inserts the key (in the document's transaction): a key already held is a unique violation, which the caller resolves. */
 export async function insertKey(db: Kysely<Database> | Transaction<Database>, row: NewKey): Promise<void> {
